@@ -1,0 +1,126 @@
+/**
+ * The four callback shapes of the specification (families A and B, success and error), defined
+ * once: part names, media types and the default limits of a receiver.
+ */
+
+export type Family = 'A' | 'B';
+export type CallbackEvent = 'success' | 'error';
+export type MediaType = 'image/jpeg' | 'video/mp4';
+
+export const FAMILIES: readonly Family[] = ['A', 'B'];
+
+/** Text parts common to every callback, in wire order. */
+export const COMMON_PARTS = ['status', 'id_gen', 'time_gen'] as const;
+export type CommonPartName = (typeof COMMON_PARTS)[number];
+
+export interface FamilyParts {
+  /** Name of the file part of a success callback. */
+  readonly result: string;
+  /** Name of the text part of an error callback. */
+  readonly error: string;
+  /** Media types the result part may hold. */
+  readonly mediaTypes: readonly MediaType[];
+}
+
+export const FAMILY_PARTS: Readonly<Record<Family, FamilyParts>> = {
+  A: { result: 'result_pv', error: 'message', mediaTypes: ['image/jpeg', 'video/mp4'] },
+  B: { result: 'res_image', error: 'img_message', mediaTypes: ['image/jpeg'] },
+};
+
+/** Which family and role a part name belongs to; undefined for a name no callback has. */
+export function classifyPartName(
+  name: string,
+): { role: 'common' } | { role: 'result' | 'error'; family: Family } | undefined {
+  if ((COMMON_PARTS as readonly string[]).includes(name)) return { role: 'common' };
+  for (const family of FAMILIES) {
+    const parts = FAMILY_PARTS[family];
+    if (name === parts.result) return { role: 'result', family };
+    if (name === parts.error) return { role: 'error', family };
+  }
+  return undefined;
+}
+
+/** The exact part names of one shape, in the order a sender writes them. */
+export function partsOf(family: Family, event: CallbackEvent): readonly string[] {
+  const parts = FAMILY_PARTS[family];
+  return [...COMMON_PARTS, event === 'success' ? parts.result : parts.error];
+}
+
+/** File extension the service gives a result file of this media type. */
+export function extensionOf(mediaType: MediaType): '.jpg' | '.mp4' {
+  return mediaType === 'video/mp4' ? '.mp4' : '.jpg';
+}
+
+/** Limits a receiver enforces; every one is configurable. */
+export interface Limits {
+  /** Largest result file, in bytes. */
+  fileBytes: number;
+  /** Largest text part, in bytes. */
+  textBytes: number;
+  /** Largest header block of one part, in bytes. */
+  headerBytes: number;
+  /** Most parts in one body. */
+  parts: number;
+  /** Largest `id_gen`, in bytes. */
+  idGenBytes: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  fileBytes: 1024 * 1024 * 1024,
+  textBytes: 64 * 1024,
+  headerBytes: 16 * 1024,
+  parts: 4,
+  idGenBytes: 256,
+});
+
+/** Fields every callback carries. */
+interface CallbackFields {
+  /** Opaque status text; never used to tell events apart. */
+  status: string;
+  /** Identifier of the operation: the idempotency key. */
+  id_gen: string;
+  /** Opaque time text; see {@link parseTimeGen} for a parsed form. */
+  time_gen: string;
+}
+
+/** The result file of a success callback, as a receiver saw it. */
+export interface ReceivedFile<S = unknown> {
+  /** Part name that carried it: `result_pv` or `res_image`. */
+  part: string;
+  /** The filename the sender gave; informative only, never a path. */
+  filename: string;
+  /** The media type the sender declared, or null when the part had no Content-Type. */
+  declaredType: string | null;
+  /** The media type the bytes show. */
+  mediaType: MediaType;
+  /** Size in bytes. */
+  bytes: number;
+  /** Lower-case hex SHA-256 of the bytes, or null when hashing was turned off. */
+  sha256: string | null;
+  /** Where the bytes went: whatever the sink factory returned. */
+  sink: S;
+}
+
+export interface SuccessCallback<S = unknown> extends CallbackFields {
+  event: 'success';
+  family: Family;
+  file: ReceivedFile<S>;
+}
+
+export interface ErrorCallback extends CallbackFields {
+  event: 'error';
+  family: Family;
+  /** The error description (`message` in family A, `img_message` in family B). */
+  message: string;
+}
+
+/**
+ * A decoded callback. Switch on `event` (and `family` where the part names matter).
+ *
+ * @example
+ * switch (callback.event) {
+ *   case 'success': console.log(callback.file.mediaType, callback.file.bytes); break;
+ *   case 'error': console.log(callback.message); break;
+ * }
+ */
+export type Callback<S = unknown> = SuccessCallback<S> | ErrorCallback;

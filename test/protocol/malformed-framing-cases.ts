@@ -1,0 +1,237 @@
+/**
+ * Bodies broken at the multipart level (delimiters, part headers, the request Content-Type),
+ * each with the stable error code a receiver must answer with. Bodies that are big on purpose
+ * (floods, huge headers) live in adversarial-bodies.test.ts.
+ */
+import { contentTypeOf, errorParts, rawBody } from './bodies.ts';
+import { B, commonParts, type MalformedCase } from './malformed-shape-cases.ts';
+
+/** The body of a valid A error callback with its last bytes replaced by `ending`. */
+function endingWith(ending: string): Buffer {
+  const valid = rawBody(B, errorParts('A', 'm'));
+  const close = `--${B}--\r\n`;
+  return Buffer.concat([valid.subarray(0, valid.length - close.length), Buffer.from(ending, 'latin1')]);
+}
+
+/** A body whose parts are written as raw header-block text, for header-level malformations. */
+function withRawHeaders(headerBlock: string, body = 'v'): Buffer {
+  return Buffer.concat([
+    rawBody(B, commonParts).subarray(0, -`--${B}--\r\n`.length),
+    Buffer.from(`--${B}\r\n${headerBlock}\r\n\r\n${body}\r\n--${B}--\r\n`, 'latin1'),
+  ]);
+}
+
+export const FRAMING_CASES: MalformedCase[] = [
+  // Multipart framing.
+  {
+    name: 'first header line starts with a space (CVE-2022-24434)',
+    body: withRawHeaders(' Content-Disposition: form-data; name="message"'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'first header line starts with a space, a valid Content-Disposition after it',
+    body: withRawHeaders(' X-Continued: 1\r\nContent-Disposition: form-data; name="message"'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'first header line starts with a tab',
+    body: withRawHeaders('\tContent-Disposition: form-data; name="message"'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'truncated close delimiter --b- at EOF (CVE-2025-47944)',
+    body: endingWith(`--${B}-`),
+    code: 'malformed_multipart',
+  },
+  { name: 'truncated close delimiter --b at EOF', body: endingWith(`--${B}`), code: 'malformed_multipart' },
+  { name: 'close delimiter then CR at EOF', body: endingWith(`--${B}--\r`), code: 'malformed_multipart' },
+  {
+    name: 'close delimiter followed by other text',
+    body: endingWith(`--${B}--x\r\n`),
+    code: 'malformed_multipart',
+  },
+  { name: 'body ends without any close delimiter', body: endingWith(''), code: 'malformed_multipart' },
+  {
+    // After the blank line, `--b` starts a line: a delimiter to some parsers, data to others.
+    name: "a part's content starts with the boundary delimiter",
+    body: withRawHeaders(
+      'Content-Disposition: form-data; name="message"',
+      `--${B}\r\nContent-Disposition: form-data; name="x"\r\n\r\nv`,
+    ),
+    code: 'malformed_multipart',
+  },
+  {
+    // Longer than the 8 bytes a media sniff needs: the delimiter is found first however fed.
+    name: "a result file's content starts with the boundary delimiter",
+    body: withRawHeaders(
+      'Content-Disposition: form-data; name="result_pv"; filename="r.jpg"',
+      `--${B}\r\nContent-Disposition: form-data; name="x"\r\n\r\nv`,
+    ),
+    code: 'malformed_multipart',
+  },
+  {
+    name: "a part's content starts with the delimiter, cut short by the close delimiter",
+    body: withRawHeaders('Content-Disposition: form-data; name="message"', `--${B}--`),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'delimiter followed by a single dash',
+    body: endingWith(`--${B}-x\r\n`),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'delimiter followed by other characters',
+    body: endingWith(`--${B}x\r\n`),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'delimiter line ends in CR without LF',
+    body: endingWith(`--${B}\rContent-Disposition: form-data; name="x"\r\n\r\n\r\n--${B}--`),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'LF-only line breaks',
+    body: rawBody(B, errorParts('A', 'm'), { lineBreak: '\n' }),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'no boundary in the body at all',
+    body: Buffer.from('status=success&id_gen=1'),
+    code: 'malformed_multipart',
+  },
+  { name: 'empty body', body: Buffer.alloc(0), code: 'malformed_multipart' },
+  {
+    name: 'a 300-character boundary',
+    contentType: contentTypeOf('b'.repeat(300)),
+    body: rawBody('b'.repeat(300), errorParts('A', 'm')),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'boundary with a character RFC 2046 forbids',
+    contentType: 'multipart/form-data; boundary="a@b"',
+    body: rawBody('a@b', errorParts('A', 'm')),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'boundary ending in a space',
+    contentType: 'multipart/form-data; boundary="ab "',
+    body: rawBody('ab ', errorParts('A', 'm')),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'NUL byte in a header',
+    body: withRawHeaders('Content-Disposition: form-data; name="mess\0age"'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'NUL byte in a header name',
+    body: withRawHeaders('Content-Disposition: form-data; name="message"\r\nX-\0: 1'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'bare CR inside a header line',
+    body: withRawHeaders('Content-Disposition: form-data; name="message"\rX: y'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'header line without a colon',
+    body: withRawHeaders('Content-Disposition: form-data; name="message"\r\nnot a header'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'header name that is not a token',
+    body: withRawHeaders('Content-Disposition: form-data; name="message"\r\nBad Name: 1'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'repeated Content-Disposition',
+    body: withRawHeaders(
+      'Content-Disposition: form-data; name="message"\r\ncontent-disposition: form-data; name="img_message"',
+    ),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'no Content-Disposition',
+    body: withRawHeaders('Content-Type: text/plain'),
+    code: 'malformed_multipart',
+  },
+  { name: 'no headers at all', body: withRawHeaders(''), code: 'malformed_multipart' },
+  {
+    name: 'Content-Disposition attachment',
+    body: withRawHeaders('Content-Disposition: attachment; name="message"'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'Content-Disposition without a name',
+    body: withRawHeaders('Content-Disposition: form-data; filename="a.jpg"'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'Content-Disposition repeating name',
+    body: withRawHeaders('Content-Disposition: form-data; name="message"; name="status"'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'Content-Disposition with an unterminated quote',
+    body: withRawHeaders('Content-Disposition: form-data; name="message'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'Content-Transfer-Encoding base64',
+    body: withRawHeaders(
+      'Content-Disposition: form-data; name="message"\r\nContent-Transfer-Encoding: base64',
+      'bQ==',
+    ),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'Content-Transfer-Encoding quoted-printable',
+    body: withRawHeaders(
+      'Content-Disposition: form-data; name="message"\r\nContent-Transfer-Encoding: quoted-printable',
+    ),
+    code: 'malformed_multipart',
+  },
+  // Content-Type of the request.
+  {
+    name: 'not multipart (JSON)',
+    contentType: 'application/json',
+    body: Buffer.from('{"status":"success"}'),
+    code: 'not_multipart',
+  },
+  {
+    name: 'multipart, but not form-data',
+    contentType: `multipart/mixed; boundary=${B}`,
+    body: rawBody(B, errorParts('A', 'm')),
+    code: 'not_multipart',
+  },
+  {
+    name: 'urlencoded form',
+    contentType: 'application/x-www-form-urlencoded',
+    body: Buffer.from('status=success'),
+    code: 'not_multipart',
+  },
+  {
+    name: 'no Content-Type',
+    contentType: null,
+    body: rawBody(B, errorParts('A', 'm')),
+    code: 'not_multipart',
+  },
+  {
+    name: 'empty Content-Type',
+    contentType: '',
+    body: rawBody(B, errorParts('A', 'm')),
+    code: 'not_multipart',
+  },
+  {
+    name: 'missing boundary',
+    contentType: 'multipart/form-data',
+    body: rawBody(B, errorParts('A', 'm')),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'missing boundary, charset only',
+    contentType: 'multipart/form-data; charset=utf-8',
+    body: rawBody(B, errorParts('A', 'm')),
+    code: 'malformed_multipart',
+  },
+];
