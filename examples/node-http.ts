@@ -1,0 +1,65 @@
+/**
+ * Receiving result callbacks with plain `node:http`.
+ *
+ *   PORT=9000 WEBHOOK_SECRET=whsec_… npx tsx examples/node-http.ts
+ *
+ * Callbacks go to POST http://127.0.0.1:9000/callbacks; result files land in ./callbacks.
+ * WEBHOOK_SECRET may list several secrets separated by spaces, for a rotation. HOST=0.0.0.0
+ * accepts callbacks from other machines.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { createReceiver, nodeHandler, type Receiver } from '../src/receiver/index.ts';
+
+export interface ExampleOptions {
+  /** Where result files and the receipts database go. Default `./callbacks`. */
+  out?: string;
+  /** `whsec_…` secret(s); default from WEBHOOK_SECRET. Unset: signatures are not checked. */
+  secret?: string | string[];
+  /** Where the one line per callback goes. Default stderr. */
+  log?: (line: string) => void;
+}
+
+/** The server, not yet listening, and its receiver (close it after the server). */
+export function createApp(options: ExampleOptions = {}): { server: Server; receiver: Receiver } {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const receiver = createReceiver({
+    out: options.out ?? './callbacks',
+    secret: options.secret ?? secretsFromEnv(),
+    onSuccess: (callback) => {
+      // Runs once per id_gen; throw here (say, the database is down) and the sender retries later.
+      log(
+        `${callback.id_gen}: ${callback.file.mediaType}, ${callback.file.bytes} bytes → ${callback.file.path}`,
+      );
+    },
+    onError: (callback) => log(`${callback.id_gen}: failed: ${callback.message}`),
+  });
+  const handle = nodeHandler(receiver);
+  const server = createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/callbacks') {
+      void handle(req, res);
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('POST callbacks to /callbacks\n');
+  });
+  return { server, receiver };
+}
+
+function secretsFromEnv(): string[] | undefined {
+  const secrets = process.env.WEBHOOK_SECRET?.split(/\s+/).filter(Boolean) ?? [];
+  return secrets.length > 0 ? secrets : undefined;
+}
+
+// Listen only when run as a program, so tests can import createApp and pick their own port.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { server, receiver } = createApp();
+  const host = process.env.HOST ?? '127.0.0.1';
+  server.listen(Number(process.env.PORT ?? 9000), host, () => {
+    const { port } = server.address() as AddressInfo;
+    console.error(`receiving callbacks on http://${host}:${port}/callbacks`);
+  });
+  const stop = () => server.close(() => void receiver.close());
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

@@ -1,0 +1,113 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts';
+import { ReceiverError } from '../receiver-error.ts';
+
+export interface NodeHandlerOptions {
+  /** Fail a request whose body sends nothing for this long (ms). Default 30 s; 0 turns it off. */
+  idleTimeoutMs?: number;
+}
+
+/** A request whose body some earlier middleware may have read. */
+type MaybeParsed = IncomingMessage & { body?: unknown };
+
+/** Where the body comes from: a raw Buffer a framework kept, or the live stream. */
+export function nodeBodyOf(req: MaybeParsed): ReceiverRequest['body'] {
+  const parsed = req.body;
+  if (parsed instanceof Uint8Array) return parsed;
+  const emptyObject = typeof parsed === 'object' && parsed !== null && Object.keys(parsed).length === 0;
+  const hasBody =
+    req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if ((parsed !== undefined && !emptyObject) || (req.readableEnded && hasBody)) {
+    throw new ReceiverError(
+      'body_consumed',
+      'a body parser already read this request and its exact bytes are gone; mount the receiver before body ' +
+        'parsers, or keep the raw bytes (for example express.raw({ type: "multipart/form-data" }))',
+    );
+  }
+  return req;
+}
+
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/**
+ * How long the rest of a refused upload is still read, at most, once the answer is out.
+ * Closing a connection while the sender is still uploading makes the kernel reset it, and a
+ * sender that had not read the answer by then loses it: it sees "connection reset" instead of
+ * the error code.
+ */
+const LINGER_MS = 2_000;
+
+/** Writes a receiver's answer to a Node response. */
+export function sendNodeResponse(res: ServerResponse, response: ReceiverResponse): void {
+  if (res.headersSent || res.destroyed) return;
+  const headers: Record<string, string | number> = {
+    ...response.headers,
+    'content-length': Buffer.byteLength(response.body),
+  };
+  if (response.closeConnection) headers.connection = 'close';
+  const req = res.req as IncomingMessage | undefined;
+  if (response.closeConnection && req && !req.complete && !req.destroyed) lingerOnClose(req);
+  res.writeHead(response.status, headers);
+  res.end(response.body);
+}
+
+/**
+ * A lingering close, as web servers do it, for a refusal whose body is still coming. Node
+ * closes a connection after an answer that says so with `socket.destroySoon()`: our side is
+ * shut, then the socket destroyed, reset by the kernel with the upload still arriving. For this
+ * socket only, the destroy waits until the sender closes its side too, or LINGER_MS passes;
+ * meanwhile the rest of the body is read and dropped.
+ */
+function lingerOnClose(req: IncomingMessage): void {
+  const socket = req.socket;
+  socket.destroySoon = function lingeringClose(this: Socket) {
+    this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('close', () => clearTimeout(timer));
+  };
+  // read() rather than resume(): a reader the receiver abandoned midway may still listen for
+  // 'readable', and then the stream would not flow.
+  const drop = () => {
+    while (req.read() !== null);
+  };
+  req.on('readable', drop);
+  drop();
+}
+
+/**
+ * A `(req, res)` handler for `node:http` (and Express, Connect and anything else built on it).
+ *
+ * @example
+ * import http from 'node:http';
+ * http.createServer(nodeHandler(createReceiver({ out: './callbacks' }))).listen(9000);
+ */
+export function nodeHandler(
+  receiver: Receiver,
+  options: NodeHandlerOptions = {},
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const idle = options.idleTimeoutMs ?? 30_000;
+  return async (req, res) => {
+    if (idle > 0 && !req.complete) {
+      req.setTimeout(idle, () => {
+        req.destroy(new ReceiverError('timeout', `the request body sent nothing for ${idle} ms`));
+      });
+      // The timer is for a silent sender only: once the body is in, a handler slower than the
+      // timeout must not have its connection dropped (the socket timer outlives the body).
+      req.once('end', () => req.setTimeout(0));
+    }
+    let body: ReceiverRequest['body'];
+    try {
+      body = nodeBodyOf(req);
+    } catch (error) {
+      sendNodeResponse(res, await receiver.handle({ header: () => undefined, body: null, failure: error }));
+      return;
+    }
+    const response = await receiver.handle({ header: (name) => headerOf(req, name), body });
+    sendNodeResponse(res, response);
+  };
+}

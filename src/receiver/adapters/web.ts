@@ -1,0 +1,29 @@
+import type { Receiver } from '../receiver.ts';
+import { ReceiverError } from '../receiver-error.ts';
+
+/**
+ * A `Request → Response` handler for Web-standard runtimes: Next.js route handlers, Hono,
+ * Deno, Bun, Cloudflare-style workers, or Node with a fetch server.
+ *
+ * @example
+ * // app/callbacks/route.ts (Next.js)
+ * export const POST = webHandler(createReceiver({ out: '/data/callbacks' }));
+ */
+export function webHandler(receiver: Receiver): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const failure = request.bodyUsed
+      ? new ReceiverError(
+          'body_consumed',
+          'the request body was already read; hand the receiver the untouched Request',
+        )
+      : undefined;
+    const response = await receiver.handle({
+      header: (name) => request.headers.get(name) ?? undefined,
+      body: failure ? null : (request.body as AsyncIterable<Uint8Array> | null),
+      failure,
+    });
+    const headers = new Headers(response.headers);
+    if (response.closeConnection) headers.set('connection', 'close');
+    return new Response(response.body, { status: response.status, headers });
+  };
+}

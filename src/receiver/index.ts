@@ -1,0 +1,25 @@
+/**
+ * Receiving callbacks: the adapter-independent core, the disk sink, receipts for idempotency,
+ * and adapters for node:http, Express, Fastify, Hono and Web `Request → Response` runtimes.
+ */
+export { expressHandler } from './adapters/express.ts';
+export { type FastifyReceiverOptions, fastifyReceiver } from './adapters/fastify.ts';
+export { honoHandler } from './adapters/hono.ts';
+export { type NodeHandlerOptions, nodeHandler, sendNodeResponse } from './adapters/node-http.ts';
+export { webHandler } from './adapters/web.ts';
+export { DiskSink } from './disk-sink.ts';
+export { MemoryReceiptStore, type Receipt, type ReceiptStore } from './receipt-store.ts';
+export {
+  createReceiver,
+  fileNameFor,
+  type ReceivedCallback,
+  type ReceivedSuccess,
+  type Receiver,
+  type ReceiverOptions,
+  type ReceiverOutcome,
+  type ReceiverRequest,
+  type ReceiverResponse,
+  type StoredFile,
+} from './receiver.ts';
+export { type ErrorBody, errorBodyOf, ReceiverError, type ReceiverErrorCode } from './receiver-error.ts';
+export { SqliteReceiptStore } from './sqlite-receipt-store.ts';

@@ -1,0 +1,376 @@
+import { createHash } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { emitWarning } from 'node:process';
+import {
+  CallbackDecoder,
+  DEFAULT_LIMITS,
+  type ErrorCallback,
+  extensionOf,
+  type Family,
+  type FileSink,
+  type FileSinkFactory,
+  type Limits,
+  ProtocolError,
+  type ReceivedFile,
+  SignatureVerifier,
+  type SuccessCallback,
+  secretKey,
+} from '../protocol/index.ts';
+import { DiskSink } from './disk-sink.ts';
+import type { Receipt, ReceiptStore } from './receipt-store.ts';
+import { type ErrorBody, errorBodyOf, ReceiverError } from './receiver-error.ts';
+import { SqliteReceiptStore } from './sqlite-receipt-store.ts';
+
+/** A request as an adapter hands it over: a header lookup and the body, live or already read. */
+export interface ReceiverRequest {
+  /** A request header by lower-case name. */
+  header(name: string): string | undefined;
+  body: AsyncIterable<Uint8Array> | Uint8Array | null;
+  /** Set by an adapter that could not get the body: the answer is the 500 for this error. */
+  failure?: unknown;
+}
+
+/** The answer an adapter sends. */
+export interface ReceiverResponse {
+  status: 200 | 500;
+  headers: Record<string, string>;
+  body: string;
+  /** True when the body may not have been read to its end: the connection should be closed. */
+  closeConnection: boolean;
+}
+
+/** The result file as a handler sees it: where it was stored, or the user's own sink. */
+export interface StoredFile extends ReceivedFile<FileSink> {
+  /** Absolute path of the stored file; null when a custom sink took the bytes. */
+  path: string | null;
+}
+
+export interface ReceivedSuccess extends Omit<SuccessCallback<FileSink>, 'file'> {
+  file: StoredFile;
+}
+
+export type ReceivedCallback = ReceivedSuccess | ErrorCallback;
+
+/** What became of one request, for logs, `listen --json` and the inspector. */
+export interface ReceiverOutcome {
+  verdict: 'accepted' | 'duplicate' | 'rejected';
+  callback: ReceivedCallback | null;
+  error: ErrorBody['error'] | null;
+  receivedAt: string;
+  durationMs: number;
+  /** The request headers that matter to someone debugging a callback. */
+  headers: Record<string, string>;
+}
+
+const OUTCOME_HEADERS = [
+  'content-type',
+  'content-length',
+  'user-agent',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+] as const;
+
+function headersOf(request: ReceiverRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of OUTCOME_HEADERS) {
+    const value = request.header(name);
+    if (value !== undefined) headers[name] = value;
+  }
+  return headers;
+}
+
+export interface ReceiverOptions {
+  /** Directory for result files (and, by default, the receipts database). Default `./callbacks`. */
+  out?: string;
+  /** Take the file bytes yourself instead of storing them in `out`. */
+  sink?: FileSinkFactory;
+  /**
+   * `whsec_…` secret(s): when set, every callback must carry a valid signature. A malformed
+   * secret makes `createReceiver` throw a TypeError.
+   */
+  secret?: string | readonly string[];
+  /** Signature timestamp tolerance in seconds (300). */
+  toleranceSeconds?: number;
+  limits?: Partial<Limits>;
+  /** Largest whole request body; by default the file limit plus 1 MiB. */
+  maxBodyBytes?: number;
+  /** Accept only this family. */
+  family?: Family;
+  /** Idempotency records; default a SQLite file `receipts.sqlite` in `out`. */
+  store?: ReceiptStore;
+  /** Called once per new success callback; throw to answer 500 (the callback may come again). */
+  onSuccess?: (callback: ReceivedSuccess) => unknown;
+  /** Called once per new error callback; throw to answer 500. */
+  onError?: (callback: ErrorCallback) => unknown;
+  /** Told of every request's outcome, including duplicates and rejections. */
+  onOutcome?: (outcome: ReceiverOutcome) => void;
+}
+
+/** The adapter-independent core: `handle()` turns a request into a 200 or 500 answer. */
+export interface Receiver {
+  handle(request: ReceiverRequest): Promise<ReceiverResponse>;
+  readonly store: ReceiptStore;
+  readonly out: string;
+  close(): Promise<void>;
+}
+
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** A file name for an `id_gen`: itself when harmless, else `_` and its SHA-256 (never a path). */
+export function fileNameFor(idGen: string): string {
+  if (SAFE_NAME.test(idGen) && !idGen.includes('..')) return idGen;
+  return `_${createHash('sha256').update(idGen, 'utf8').digest('hex')}`;
+}
+
+/** Reads the body into the decoder (and the verifier), bounded in size. */
+async function feed(
+  body: ReceiverRequest['body'],
+  decoder: CallbackDecoder,
+  verifier: SignatureVerifier | null,
+  maxBodyBytes: number,
+): Promise<void> {
+  if (body === null) return;
+  if (body instanceof Uint8Array) {
+    if (body.length > maxBodyBytes) throw tooLarge(maxBodyBytes);
+    verifier?.update(body);
+    await decoder.write(body);
+    return;
+  }
+  const chunks = body[Symbol.asyncIterator]();
+  let total = 0;
+  for (;;) {
+    let next: IteratorResult<Uint8Array>;
+    try {
+      next = await chunks.next();
+    } catch (error) {
+      if (error instanceof ReceiverError || error instanceof ProtocolError) throw error;
+      throw new ReceiverError('aborted', 'the request ended before its body was complete', { cause: error });
+    }
+    if (next.done) return;
+    const chunk = next.value;
+    total += chunk.length;
+    if (total > maxBodyBytes) throw tooLarge(maxBodyBytes);
+    verifier?.update(chunk);
+    const pending = decoder.write(chunk);
+    if (pending) await pending;
+  }
+}
+
+function tooLarge(maxBodyBytes: number): ProtocolError {
+  return new ProtocolError('body_too_large', `the body is larger than ${maxBodyBytes} bytes`);
+}
+
+function receiptOf(callback: ReceivedCallback): Receipt {
+  const success = callback.event === 'success' ? callback.file : null;
+  return {
+    id_gen: callback.id_gen,
+    event: callback.event,
+    family: callback.family,
+    status: callback.status,
+    time_gen: callback.time_gen,
+    message: callback.event === 'error' ? callback.message : null,
+    file_path: success?.path ?? null,
+    media_type: success?.mediaType ?? null,
+    bytes: success?.bytes ?? null,
+    sha256: success?.sha256 ?? null,
+    received_at: new Date().toISOString(),
+  };
+}
+
+function json(status: 200 | 500, body: unknown, closeConnection = false): ReceiverResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    body: JSON.stringify(body),
+    closeConnection,
+  };
+}
+
+/**
+ * Creates a receiver: strict decoding, optional signature check, files stored atomically,
+ * idempotency by `id_gen`, your handlers called once per callback. Plug it into a server with an
+ * adapter (`nodeHandler`, `webHandler`, `fastifyReceiver`, `honoHandler`).
+ *
+ * @example
+ * const receiver = createReceiver({
+ *   out: './callbacks',
+ *   secret: process.env.WEBHOOK_SECRET,
+ *   onSuccess: (cb) => console.log(cb.id_gen, cb.file.path),
+ *   onError: (cb) => console.log(cb.id_gen, cb.message),
+ * });
+ * http.createServer(nodeHandler(receiver)).listen(9000);
+ */
+export function createReceiver(options: ReceiverOptions = {}): Receiver {
+  const out = resolve(options.out ?? 'callbacks');
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const maxBodyBytes = options.maxBodyBytes ?? limits.fileBytes + 1024 * 1024;
+  const secrets =
+    options.secret === undefined
+      ? []
+      : typeof options.secret === 'string'
+        ? [options.secret]
+        : options.secret;
+  // A mistyped secret fails here, at start-up, rather than as an internal_error on every
+  // signed callback; checked before the receipts database is opened, so nothing is left open.
+  for (const secret of secrets) secretKey(secret);
+  const store = options.store ?? new SqliteReceiptStore(join(out, 'receipts.sqlite'));
+  const inflight = new Map<string, Promise<unknown>>();
+
+  async function decode(request: ReceiverRequest, sinks: DiskSink[]) {
+    const declared = request.header('content-length');
+    if (declared !== undefined && Number(declared) > maxBodyBytes) {
+      throw new ProtocolError(
+        'body_too_large',
+        `the body is ${declared} bytes; at most ${maxBodyBytes} are accepted`,
+      );
+    }
+    const verifier =
+      secrets.length > 0
+        ? new SignatureVerifier(secrets, (name) => request.header(name), {
+            toleranceSeconds: options.toleranceSeconds,
+          })
+        : null;
+    const sink: FileSinkFactory =
+      options.sink ??
+      (() => {
+        const disk = new DiskSink(out);
+        sinks.push(disk);
+        return disk;
+      });
+    const decoder = new CallbackDecoder(request.header('content-type'), {
+      limits,
+      family: options.family,
+      sink,
+    });
+    try {
+      await feed(request.body, decoder, verifier, maxBodyBytes);
+      const callback = await decoder.end();
+      if (verifier) {
+        verifier.verify();
+        if (verifier.id !== callback.id_gen) {
+          throw new ProtocolError('bad_signature', 'the webhook-id header does not match id_gen');
+        }
+      }
+      return callback;
+    } catch (error) {
+      await decoder.abort(error);
+      throw error;
+    }
+  }
+
+  async function accept(callback: SuccessCallback<FileSink> | ErrorCallback, disk: DiskSink | undefined) {
+    const id = callback.id_gen;
+    // Concurrent repeats: wait for the one in flight, then look again.
+    for (let running = inflight.get(id); running; running = inflight.get(id)) await running.catch(() => {});
+    // Claimed before the store is asked: with an await between the look-up and the claim, copies
+    // arriving together would all find no receipt and all be processed.
+    const work = (async () => {
+      const existing = await store.get(id);
+      if (existing) {
+        await disk?.abort();
+        return { duplicateOf: existing };
+      }
+      return process(callback, disk);
+    })();
+    inflight.set(id, work);
+    try {
+      return await work;
+    } finally {
+      if (inflight.get(id) === work) inflight.delete(id);
+    }
+  }
+
+  async function process(callback: SuccessCallback<FileSink> | ErrorCallback, disk: DiskSink | undefined) {
+    let received: ReceivedCallback;
+    if (callback.event === 'success') {
+      const path = disk
+        ? join(out, `${fileNameFor(callback.id_gen)}${extensionOf(callback.file.mediaType)}`)
+        : null;
+      if (disk && path) await disk.commit(path);
+      received = { ...callback, file: { ...callback.file, path } };
+    } else {
+      received = callback;
+    }
+    try {
+      if (received.event === 'success') await options.onSuccess?.(received);
+      else await options.onError?.(received);
+    } catch (error) {
+      await disk?.abort();
+      throw new ReceiverError(
+        'handler_failed',
+        `the handler failed: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    await store.add(receiptOf(received));
+    return received;
+  }
+
+  /**
+   * Tells `onOutcome`. An observer that throws (or rejects) only gets a warning: it must not
+   * turn an accepted callback into a 500 after its file was stored, nor leave the request hanging.
+   * The outcome is built only when there is an observer to tell: without one, its headers and
+   * times are work for nothing on every request.
+   */
+  function report(outcome: () => ReceiverOutcome): void {
+    if (!options.onOutcome) return;
+    const told = outcome();
+    const warn = (error: unknown) =>
+      emitWarning(`onOutcome failed: ${error instanceof Error ? error.message : String(error)}`);
+    try {
+      const result: unknown = options.onOutcome(told);
+      if (result instanceof Promise) result.catch(warn);
+    } catch (error) {
+      warn(error);
+    }
+  }
+
+  return {
+    store,
+    out,
+    async close() {
+      await store.close();
+    },
+    async handle(request) {
+      const started = performance.now();
+      const receivedAt = Date.now();
+      const sinks: DiskSink[] = [];
+      let callback: ReceivedCallback | null = null;
+      try {
+        if (request.failure !== undefined) throw request.failure;
+        const decoded = await decode(request, sinks);
+        const result = await accept(decoded, sinks[0]);
+        const duplicate = 'duplicateOf' in result;
+        if ('duplicateOf' in result) {
+          // The bytes were validated and dropped; the file stored the first time is the one to show.
+          const path = result.duplicateOf.file_path;
+          callback = decoded.event === 'success' ? { ...decoded, file: { ...decoded.file, path } } : decoded;
+        } else {
+          callback = result;
+        }
+        report(() => ({
+          verdict: duplicate ? 'duplicate' : 'accepted',
+          callback,
+          error: null,
+          receivedAt: new Date(receivedAt).toISOString(),
+          durationMs: performance.now() - started,
+          headers: headersOf(request),
+        }));
+        return json(200, { received: true, id_gen: decoded.id_gen, duplicate });
+      } catch (error) {
+        await Promise.all(sinks.map((sink) => sink.abort()));
+        const body = errorBodyOf(error);
+        report(() => ({
+          verdict: 'rejected',
+          callback,
+          error: body.error,
+          receivedAt: new Date(receivedAt).toISOString(),
+          durationMs: performance.now() - started,
+          headers: headersOf(request),
+        }));
+        return json(500, body, true);
+      }
+    },
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * What a receiver does when a callback cannot be accepted, through every adapter: malformed
+ * shapes, limits, an upload cut off mid-file, a failing handler. Always a 500 with a stable
+ * code, nothing left in the output directory, and the receiver still serving.
+ */
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import express from 'express';
+import { describe, expect, it } from 'vitest';
+import { expressHandler, nodeHandler, type Receiver } from '../../src/receiver/index.ts';
+import { ADAPTERS, type Harness, listen, startReceiver } from './adapters.ts';
+import {
+  type Answer,
+  eventually,
+  expectFile,
+  jpegBytes,
+  newId,
+  post,
+  send,
+  storedFiles,
+  type Wire,
+  wire,
+} from './helpers.ts';
+import { MALFORMED } from './malformed-cases.ts';
+
+function expectRejected(answer: Answer, code: string): void {
+  expect(answer.status).toBe(500);
+  expect(answer.body).toEqual({ error: { code, message: expect.any(String) } });
+}
+
+async function expectNothingKept(harness: Harness, requests = 1): Promise<void> {
+  await harness.settled(requests);
+  expect(harness.successes).toHaveLength(0);
+  expect(harness.errors).toHaveLength(0);
+  expect(await storedFiles(harness.out)).toEqual([]);
+  expect(await harness.receiver.store.list()).toEqual([]);
+}
+
+/** Still accepting: one valid callback goes through after whatever went before. */
+async function expectStillServing(harness: Harness): Promise<void> {
+  const callback = await wire({ family: 'B', event: 'success' });
+  expect((await send(harness.url, callback)).status).toBe(200);
+  await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+}
+
+/**
+ * Opens a raw connection, sends the headers and the first `sent` bytes of a body whose
+ * Content-Length promises all of it, waits until `ready` holds, then drops the connection.
+ */
+async function cutOff(
+  port: number,
+  callback: Wire,
+  sent: number,
+  ready: () => Promise<boolean>,
+): Promise<void> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  const head =
+    'POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+    `Content-Type: ${callback.contentType}\r\nContent-Length: ${callback.body.length}\r\n\r\n`;
+  socket.write(head);
+  socket.write(callback.body.subarray(0, sent));
+  try {
+    await eventually(ready);
+  } finally {
+    socket.destroy();
+  }
+}
+
+describe.each(ADAPTERS)('$name', (adapter) => {
+  it.each(MALFORMED)('answers $code to $why, storing nothing', async ({ code, contentType, body }) => {
+    const harness = await startReceiver(adapter);
+    const headers: Record<string, string> = contentType === null ? {} : { 'content-type': contentType };
+    expectRejected(await post(harness.url, body(newId()), headers), code);
+    await expectNothingKept(harness);
+    expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code } });
+  });
+
+  it('answers file_too_large over the configured file limit, storing nothing', async () => {
+    const harness = await startReceiver(adapter, { limits: { fileBytes: 1000 } });
+    expectRejected(await send(harness.url, await wire({ file: jpegBytes(5000) })), 'file_too_large');
+    await expectNothingKept(harness);
+    // Exactly at the limit is fine.
+    expect((await send(harness.url, await wire({ file: jpegBytes(1000) }))).status).toBe(200);
+  });
+
+  it('removes the partial file of a result that outgrows the limit midway', async () => {
+    const limit = 1536 * 1024;
+    const harness = await startReceiver(adapter, { limits: { fileBytes: limit } });
+    // Past the sink's 1 MiB write batch, so a temporary file exists when the limit is hit.
+    expectRejected(await send(harness.url, await wire({ file: jpegBytes(limit + 1) })), 'file_too_large');
+    await expectNothingKept(harness);
+  });
+
+  it('answers body_too_large from the Content-Length alone', async () => {
+    const harness = await startReceiver(adapter, { maxBodyBytes: 2000 });
+    expectRejected(await send(harness.url, await wire({ file: jpegBytes(5000) })), 'body_too_large');
+    await expectNothingKept(harness);
+  });
+
+  it('answers body_too_large to a chunked body that outgrows the limit', async () => {
+    const harness = await startReceiver(adapter, { maxBodyBytes: 2000 });
+    const callback = await wire({ file: jpegBytes(5000) });
+    const answer = await post(
+      harness.url,
+      Readable.from([callback.body.subarray(0, 1000), callback.body.subarray(1000)]),
+      callback.headers,
+    );
+    expectRejected(answer, 'body_too_large');
+    await expectNothingKept(harness);
+  });
+
+  it('honours a smaller text limit', async () => {
+    const harness = await startReceiver(adapter, { limits: { textBytes: 10 } });
+    const answer = await send(harness.url, await wire({ event: 'error', message: 'eleven char' }));
+    expectRejected(answer, 'text_too_large');
+    await expectNothingKept(harness);
+  });
+
+  it('answers unexpected_part to the other family when limited to one', async () => {
+    const harness = await startReceiver(adapter, { family: 'B' });
+    expectRejected(await send(harness.url, await wire({ family: 'A' })), 'unexpected_part');
+    await expectNothingKept(harness);
+    expect((await send(harness.url, await wire({ family: 'B' }))).status).toBe(200);
+  });
+
+  it('leaves no file, not even a partial one, when the upload is cut off mid-file', async () => {
+    const harness = await startReceiver(adapter);
+    // Larger than the sink's write batch, so a temporary file exists before the cut.
+    const callback = await wire({ file: jpegBytes(3 * 1024 * 1024) });
+    const partial = async () => (await storedFiles(harness.out)).some((name) => name.endsWith('.part'));
+    await cutOff(harness.port, callback, 2 * 1024 * 1024, partial);
+    await expectNothingKept(harness);
+    expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code: 'aborted' } });
+    await expectStillServing(harness);
+  });
+
+  it('leaves nothing when the upload is cut off among the text parts', async () => {
+    const harness = await startReceiver(adapter);
+    const callback = await wire();
+    await cutOff(harness.port, callback, 150, async () => true);
+    await expectNothingKept(harness);
+    expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code: 'aborted' } });
+    await expectStillServing(harness);
+  });
+
+  it('answers handler_failed when the success handler throws, and accepts the retry', async () => {
+    let failures = 1;
+    const harness = await startReceiver(adapter, {
+      onSuccess: () => {
+        if (failures-- > 0) throw new Error('database is down');
+      },
+    });
+    const callback = await wire({ family: 'A', event: 'success', mediaType: 'video/mp4' });
+    const answer = await send(harness.url, callback);
+    expectRejected(answer, 'handler_failed');
+    expect(answer.body.error?.message).toContain('database is down');
+    expect(harness.successes).toHaveLength(1);
+    expect(await storedFiles(harness.out)).toEqual([]);
+    expect(await harness.receiver.store.get(callback.id)).toBeUndefined();
+
+    expect((await send(harness.url, callback)).body).toEqual({
+      received: true,
+      id_gen: callback.id,
+      duplicate: false,
+    });
+    expect(harness.successes).toHaveLength(2);
+    await expectFile(join(harness.out, `${callback.id}.mp4`), callback.file);
+    expect(await harness.receiver.store.get(callback.id)).toBeDefined();
+  });
+
+  it('answers handler_failed when an async error handler rejects, and accepts the retry', async () => {
+    let failures = 1;
+    const harness = await startReceiver(adapter, {
+      onError: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (failures-- > 0) throw new Error('queue full');
+      },
+    });
+    const callback = await wire({ family: 'B', event: 'error' });
+    expectRejected(await send(harness.url, callback), 'handler_failed');
+    expect(await harness.receiver.store.get(callback.id)).toBeUndefined();
+    expect((await send(harness.url, callback)).status).toBe(200);
+    expect(harness.errors).toHaveLength(2);
+  });
+});
+
+describe.each([
+  ['node:http', (receiver: Receiver) => listen(createServer(nodeHandler(receiver, { idleTimeoutMs: 200 })))],
+  [
+    'Express 5',
+    (receiver: Receiver) => {
+      const app = express();
+      app.post('/callbacks', expressHandler(receiver, { idleTimeoutMs: 200 }));
+      return listen(createServer(app));
+    },
+  ],
+])('%s with an idle timeout', (name, start) => {
+  it('drops an upload that stalls mid-file, keeping nothing', async () => {
+    const harness = await startReceiver({ name, start });
+    const callback = await wire({ file: jpegBytes(3 * 1024 * 1024) });
+    const socket = connect(harness.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      `POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${callback.contentType}\r\n` +
+        `Content-Length: ${callback.body.length}\r\n\r\n`,
+    );
+    socket.write(callback.body.subarray(0, 2 * 1024 * 1024));
+    socket.resume();
+    // The server gives up on the silent sender and closes the connection itself.
+    await once(socket, 'close');
+    await expectNothingKept(harness);
+    expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code: 'timeout' } });
+    await expectStillServing(harness);
+  });
+
+  it('lets a handler run longer than the timeout once the body is in', async () => {
+    const harness = await startReceiver(
+      { name, start },
+      { onSuccess: () => new Promise((resolve) => setTimeout(resolve, 500)) },
+    );
+    const callback = await wire();
+    expect((await send(harness.url, callback)).status).toBe(200);
+    await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+  });
+});

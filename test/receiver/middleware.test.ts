@@ -1,0 +1,137 @@
+/**
+ * The receiver behind other middleware: body parsers that leave multipart alone, one that keeps
+ * the raw bytes, and ones that already consumed the body (answered `body_consumed`).
+ */
+
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import fastifyMultipart from '@fastify/multipart';
+import express from 'express';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { createReceiver, fastifyReceiver, webHandler } from '../../src/receiver/index.ts';
+import { type Adapter, expressAdapter, startReceiver } from './adapters.ts';
+import { expectFile, newSecret, post, send, storedFiles, tempDir, wire } from './helpers.ts';
+
+/** A middleware of the kind that turns a body into fields: reads the stream, sets `req.body`. */
+function fieldParser(body: unknown): express.RequestHandler {
+  return (req, _res, next) => {
+    req.on('data', () => {});
+    req.on('end', () => {
+      if (body !== undefined) req.body = body;
+      next();
+    });
+  };
+}
+
+describe('Express middleware in front of the receiver', () => {
+  it('works with express.json() and express.urlencoded() mounted globally', async () => {
+    const harness = await startReceiver(
+      expressAdapter((app) => {
+        app.use(express.json());
+        app.use(express.urlencoded({ extended: false }));
+      }),
+    );
+    const callback = await wire({ family: 'A', event: 'success', mediaType: 'video/mp4' });
+    expect((await send(harness.url, callback)).status).toBe(200);
+    await expectFile(join(harness.out, `${callback.id}.mp4`), callback.file);
+    expect(harness.successes).toHaveLength(1);
+  });
+
+  it('works with express.raw() for multipart: the receiver takes the Buffer', async () => {
+    const secret = newSecret();
+    const harness = await startReceiver(
+      expressAdapter((app) => app.use(express.raw({ type: 'multipart/form-data', limit: '10mb' }))),
+      { secret },
+    );
+    // Signed, so the exact bytes the parser kept are checked too.
+    const callback = await wire({ family: 'B', event: 'success', sign: secret });
+    expect((await send(harness.url, callback)).status).toBe(200);
+    await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+    const error = await wire({ family: 'A', event: 'error', sign: secret });
+    expect((await send(harness.url, error)).status).toBe(200);
+    expect(harness.errors[0]?.message).toBe(error.message);
+  });
+
+  it('still rejects a malformed body kept by express.raw()', async () => {
+    const harness = await startReceiver(
+      expressAdapter((app) => app.use(express.raw({ type: 'multipart/form-data' }))),
+      { limits: { fileBytes: 100 } },
+    );
+    const answer = await send(harness.url, await wire());
+    expect(answer.body.error?.code).toBe('file_too_large');
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
+
+  it.each([
+    ['turned into fields', { some: 'field' }],
+    ['read and dropped', undefined],
+  ])('answers body_consumed to a body already %s', async (_why, body) => {
+    const harness = await startReceiver(expressAdapter((app) => app.use(fieldParser(body))));
+    const answer = await send(harness.url, await wire());
+    expect(answer.status).toBe(500);
+    expect(answer.body.error?.code).toBe('body_consumed');
+    expect(answer.body.error?.message).toContain('express.raw');
+    await harness.settled(1);
+    expect(harness.successes).toHaveLength(0);
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
+});
+
+describe('Web handler given a used Request', () => {
+  it('answers body_consumed when the body was read before', async () => {
+    const out = await tempDir();
+    const receiver = createReceiver({ out });
+    try {
+      const callback = await wire();
+      const request = new Request('http://127.0.0.1/callbacks', {
+        method: 'POST',
+        headers: callback.headers,
+        body: callback.body,
+      });
+      await request.arrayBuffer();
+      const response = await webHandler(receiver)(request);
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ error: { code: 'body_consumed' } });
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('Fastify plugin scope', () => {
+  async function fastifyWith(setup: (app: FastifyInstance) => Promise<void>): Promise<Adapter> {
+    return {
+      name: 'Fastify 5',
+      async start(receiver) {
+        const app = Fastify();
+        await setup(app);
+        app.post('/json', async (request) => ({ echoed: request.body }));
+        await app.register(fastifyReceiver, { receiver, path: '/callbacks' });
+        await app.listen({ port: 0, host: '127.0.0.1' });
+        const { port } = app.server.address() as AddressInfo;
+        return { url: `http://127.0.0.1:${port}/callbacks`, port, close: () => app.close() };
+      },
+    };
+  }
+
+  it('leaves JSON parsing of the other routes alone', async () => {
+    const harness = await startReceiver(await fastifyWith(async () => {}));
+    const echo = await post(harness.url.replace('/callbacks', '/json'), '{"a":1}', {
+      'content-type': 'application/json',
+    });
+    expect(echo).toEqual({ status: 200, body: { echoed: { a: 1 } } });
+    expect((await send(harness.url, await wire())).status).toBe(200);
+  });
+
+  it('works beside @fastify/multipart registered on the root', async () => {
+    const harness = await startReceiver(
+      await fastifyWith(async (app) => {
+        await app.register(fastifyMultipart);
+      }),
+    );
+    const callback = await wire({ family: 'A', mediaType: 'video/mp4' });
+    expect((await send(harness.url, callback)).status).toBe(200);
+    await expectFile(join(harness.out, `${callback.id}.mp4`), callback.file);
+  });
+});
