@@ -1,0 +1,189 @@
+/**
+ * Queries on the outbox (callbacks and their attempts), shared by both databases. Every state
+ * change is one conditional UPDATE whose WHERE states the transition it expects, so a row that
+ * moved meanwhile is left alone and the caller learns so.
+ */
+import type { StoreDb } from './operation-queries.ts';
+import { RESPONSE_HEAD_CHARS, toCallbackRecord } from './records.ts';
+import { type CallbackState, FINAL_CALLBACK_STATES } from './schema.ts';
+import type { AttemptInput, CallbackRecord, NextCallbackState, ReleasedLeases, WorkEvent } from './store.ts';
+import { StoreError } from './store-error.ts';
+
+function checkNext(next: NextCallbackState): void {
+  switch (next?.state) {
+    case 'delivered':
+    case 'gone':
+    case 'dead':
+      return;
+    case 'retrying':
+      if (Number.isFinite(next.next_attempt_at)) return;
+      throw new StoreError('invalid_argument', 'retrying needs a next_attempt_at');
+    default:
+      throw new StoreError('invalid_argument', 'next state is delivered, gone, dead or retrying');
+  }
+}
+
+function errorOf(attempt: AttemptInput): string | null {
+  if (attempt.error !== null && attempt.error !== undefined) return attempt.error;
+  const code = attempt.status_code;
+  return code !== null && (code < 200 || code > 299) ? `HTTP ${code}` : null;
+}
+
+/**
+ * Appends one attempt and moves the callback on, provided `workerId` still holds it: a worker
+ * whose lease lapsed and was taken over must not overwrite the newer worker's progress.
+ */
+export async function recordAttemptRows(
+  trx: StoreDb,
+  idGen: string,
+  workerId: string,
+  attempt: AttemptInput,
+  next: NextCallbackState,
+  now: number,
+  events: WorkEvent[],
+): Promise<CallbackRecord> {
+  checkNext(next);
+  const final = next.state !== 'retrying';
+  const row = await trx
+    .updateTable('callbacks')
+    .set((eb) => ({
+      state: next.state,
+      next_attempt_at: next.state === 'retrying' ? next.next_attempt_at : null,
+      attempt_count: eb('attempt_count', '+', 1),
+      round_attempt_count: eb('round_attempt_count', '+', 1),
+      lease_owner: null,
+      lease_expires_at: null,
+      finished_at: final ? now : null,
+      last_error: errorOf(attempt),
+    }))
+    .where('id_gen', '=', idGen)
+    .where('state', '=', 'delivering')
+    .where('lease_owner', '=', workerId)
+    .returningAll()
+    .executeTakeFirst();
+  if (row === undefined) {
+    const current = await trx
+      .selectFrom('callbacks')
+      .select('state')
+      .where('id_gen', '=', idGen)
+      .executeTakeFirst();
+    if (current === undefined) throw new StoreError('not_found', `no callback ${idGen}`);
+    throw new StoreError(
+      'lease_lost',
+      `worker ${workerId} no longer holds callback ${idGen} (${current.state})`,
+    );
+  }
+  await trx
+    .insertInto('attempts')
+    .values({
+      id_gen: idGen,
+      seq: row.attempt_count,
+      round: row.round,
+      at: attempt.at,
+      duration_ms: Math.max(0, Math.round(attempt.duration_ms)),
+      status_code: attempt.status_code,
+      error: attempt.error,
+      response_head: attempt.response_head?.slice(0, RESPONSE_HEAD_CHARS) ?? null,
+      worker_id: workerId,
+    })
+    .execute();
+  if (next.state === 'retrying' && next.next_attempt_at <= now)
+    events.push({ kind: 'callback', id_gen: idGen });
+  return toCallbackRecord(row);
+}
+
+/**
+ * Leases back to due now: those of one worker, or all of them (`workerId` null). A callback
+ * returns to `pending` if it was never tried in this round, else to `retrying`.
+ */
+export async function releaseLeaseRows(
+  trx: StoreDb,
+  workerId: string | null,
+  now: number,
+  events: WorkEvent[],
+): Promise<ReleasedLeases> {
+  const callbacks = await trx
+    .updateTable('callbacks')
+    .set((eb) => ({
+      state: eb
+        .case()
+        .when('round_attempt_count', '=', 0)
+        .then('pending')
+        .else('retrying')
+        .end()
+        .$castTo<CallbackState>(),
+      next_attempt_at: now,
+      lease_owner: null,
+      lease_expires_at: null,
+    }))
+    .where('state', '=', 'delivering')
+    .$if(workerId !== null, (qb) => qb.where('lease_owner', '=', workerId))
+    .executeTakeFirst();
+  const operations = await trx
+    .updateTable('operations')
+    .set({ state: 'queued', lease_owner: null, lease_expires_at: null })
+    .where('state', '=', 'running')
+    .$if(workerId !== null, (qb) => qb.where('lease_owner', '=', workerId))
+    .executeTakeFirst();
+  const released = {
+    operations: Number(operations.numUpdatedRows),
+    callbacks: Number(callbacks.numUpdatedRows),
+  };
+  if (released.callbacks > 0) events.push({ kind: 'callback', id_gen: null });
+  if (released.operations > 0) events.push({ kind: 'operation', id_gen: null });
+  return released;
+}
+
+/**
+ * Queues a callback again, due now. A final one (delivered, dead, gone) starts a new round: its
+ * retry schedule restarts, its attempts so far stay. One still waiting is just made due now.
+ * One being delivered, or an operation not finished yet, is a conflict.
+ */
+export async function redeliverRow(
+  trx: StoreDb,
+  idGen: string,
+  now: number,
+  events: WorkEvent[],
+): Promise<CallbackRecord> {
+  const current = await trx
+    .selectFrom('callbacks')
+    .select('state')
+    .where('id_gen', '=', idGen)
+    .executeTakeFirst();
+  if (current === undefined) {
+    const op = await trx
+      .selectFrom('operations')
+      .select('state')
+      .where('id_gen', '=', idGen)
+      .executeTakeFirst();
+    if (op === undefined) throw new StoreError('not_found', `no operation ${idGen}`);
+    throw new StoreError('conflict', `operation ${idGen} is ${op.state}: it has no callback yet`);
+  }
+  if (current.state === 'delivering') {
+    throw new StoreError('conflict', `callback ${idGen} is being delivered right now`);
+  }
+  const row = FINAL_CALLBACK_STATES.includes(current.state)
+    ? await trx
+        .updateTable('callbacks')
+        .set((eb) => ({
+          state: 'pending',
+          next_attempt_at: now,
+          finished_at: null,
+          round: eb('round', '+', 1),
+          round_attempt_count: 0,
+        }))
+        .where('id_gen', '=', idGen)
+        .where('state', 'in', FINAL_CALLBACK_STATES)
+        .returningAll()
+        .executeTakeFirst()
+    : await trx
+        .updateTable('callbacks')
+        .set({ next_attempt_at: now })
+        .where('id_gen', '=', idGen)
+        .where('state', 'in', ['pending', 'retrying'])
+        .returningAll()
+        .executeTakeFirst();
+  if (row === undefined) throw new StoreError('conflict', `callback ${idGen} changed meanwhile; try again`);
+  events.push({ kind: 'callback', id_gen: idGen });
+  return toCallbackRecord(row);
+}

@@ -1,0 +1,49 @@
+/**
+ * The service's durable store: operations, the callback outbox with leases and attempts, and
+ * receiver circuits, on SQLite (embedded) or PostgreSQL (several workers).
+ */
+
+export { endpointKeyOf } from './endpoint-key.ts';
+export { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, MIGRATIONS, migrateToLatest } from './migrations.ts';
+export { openStore } from './open-store.ts';
+export { PostgresStore, type PostgresStoreOptions } from './postgres/postgres-store.ts';
+export { isoTime, RESPONSE_HEAD_CHARS } from './records.ts';
+export {
+  CALLBACK_STATES,
+  type CallbackState,
+  CIRCUIT_STATES,
+  type CircuitState,
+  FINAL_CALLBACK_STATES,
+  OPERATION_KINDS,
+  OPERATION_STATES,
+  type OperationKind,
+  type OperationState,
+  type StoreSchema,
+} from './schema.ts';
+export { SqlStore, type StoreOptions } from './sql-store.ts';
+export { SqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
+export type {
+  ApiKeyRecord,
+  AttemptInput,
+  AttemptRecord,
+  CallbackRecord,
+  ClaimCallbacksOptions,
+  ClaimedCallback,
+  EndpointRecord,
+  EndpointUpdate,
+  FinishResult,
+  ListOperationsOptions,
+  NewOperation,
+  NextCallbackState,
+  OperationOutcome,
+  OperationRecord,
+  OperationResource,
+  OperationResult,
+  QueueDepth,
+  ReleasedLeases,
+  Store,
+  WorkEvent,
+  WorkListener,
+  WorkSubscription,
+} from './store.ts';
+export { isStoreError, STORE_ERROR_CODES, StoreError, type StoreErrorCode } from './store-error.ts';

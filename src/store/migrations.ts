@@ -1,0 +1,172 @@
+/**
+ * The store's migrations, in order, written once for SQLite and PostgreSQL with Kysely's schema
+ * builder. A migration never changes once released: a new column or index is a new entry.
+ * The CHECK lists are spelled out here rather than taken from `schema.ts` for that reason.
+ */
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+
+/** Names of the tables where Kysely's migrator records what ran. */
+export const MIGRATION_TABLE = 'store_migrations';
+export const MIGRATION_LOCK_TABLE = 'store_migration_lock';
+
+const initial: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .createTable('operations')
+      .ifNotExists()
+      .addColumn('id_gen', 'text', (c) => c.primaryKey())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('family', 'text', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('webhook_url', 'text', (c) => c.notNull())
+      .addColumn('endpoint_key', 'text', (c) => c.notNull())
+      .addColumn('prompt', 'text', (c) => c.notNull())
+      .addColumn('fail_with', 'text')
+      .addColumn('status_text', 'text')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('started_at', 'bigint')
+      .addColumn('finished_at', 'bigint')
+      .addColumn('result_key', 'text')
+      .addColumn('result_media_type', 'text')
+      .addColumn('result_bytes', 'bigint')
+      .addColumn('error_message', 'text')
+      .addColumn('lease_owner', 'text')
+      .addColumn('lease_expires_at', 'bigint')
+      .addColumn('runs', 'integer', (c) => c.notNull().defaultTo(0))
+      .addCheckConstraint('operations_kind_check', sql`kind in ('image', 'video')`)
+      .addCheckConstraint('operations_family_check', sql`family in ('A', 'B')`)
+      .addCheckConstraint(
+        'operations_state_check',
+        sql`state in ('queued', 'running', 'succeeded', 'failed')`,
+      )
+      .execute();
+    // Claiming scans by state in creation order; the dashboard filters by receiver.
+    await db.schema
+      .createIndex('operations_state_idx')
+      .ifNotExists()
+      .on('operations')
+      .columns(['state', 'id_gen'])
+      .execute();
+    await db.schema
+      .createIndex('operations_endpoint_idx')
+      .ifNotExists()
+      .on('operations')
+      .columns(['endpoint_key', 'id_gen'])
+      .execute();
+
+    await db.schema
+      .createTable('callbacks')
+      .ifNotExists()
+      .addColumn('id_gen', 'text', (c) => c.primaryKey().references('operations.id_gen').onDelete('cascade'))
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('next_attempt_at', 'bigint')
+      .addColumn('attempt_count', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('round', 'integer', (c) => c.notNull().defaultTo(1))
+      .addColumn('round_attempt_count', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('lease_owner', 'text')
+      .addColumn('lease_expires_at', 'bigint')
+      .addColumn('endpoint_key', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('finished_at', 'bigint')
+      .addColumn('last_error', 'text')
+      .addCheckConstraint(
+        'callbacks_state_check',
+        sql`state in ('pending', 'delivering', 'retrying', 'delivered', 'dead', 'gone')`,
+      )
+      .execute();
+    // Due work is found by (state, time); expired leases by (state, lease expiry).
+    await db.schema
+      .createIndex('callbacks_due_idx')
+      .ifNotExists()
+      .on('callbacks')
+      .columns(['state', 'next_attempt_at'])
+      .execute();
+    await db.schema
+      .createIndex('callbacks_lease_idx')
+      .ifNotExists()
+      .on('callbacks')
+      .columns(['state', 'lease_expires_at'])
+      .execute();
+    await db.schema
+      .createIndex('callbacks_endpoint_idx')
+      .ifNotExists()
+      .on('callbacks')
+      .columns(['endpoint_key', 'state'])
+      .execute();
+
+    await db.schema
+      .createTable('attempts')
+      .ifNotExists()
+      .addColumn('id_gen', 'text', (c) => c.notNull().references('callbacks.id_gen').onDelete('cascade'))
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('round', 'integer', (c) => c.notNull())
+      .addColumn('at', 'bigint', (c) => c.notNull())
+      .addColumn('duration_ms', 'integer', (c) => c.notNull())
+      .addColumn('status_code', 'integer')
+      .addColumn('error', 'text')
+      .addColumn('response_head', 'text')
+      .addColumn('worker_id', 'text')
+      .addPrimaryKeyConstraint('attempts_pk', ['id_gen', 'seq'])
+      .execute();
+
+    await db.schema
+      .createTable('endpoints')
+      .ifNotExists()
+      .addColumn('key', 'text', (c) => c.primaryKey())
+      .addColumn('circuit_state', 'text', (c) => c.notNull())
+      .addColumn('consecutive_failures', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('open_until', 'bigint')
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addCheckConstraint('endpoints_circuit_check', sql`circuit_state in ('closed', 'open', 'half_open')`)
+      .execute();
+  },
+};
+
+const apiKeys: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .createTable('api_keys')
+      .ifNotExists()
+      .addColumn('hash', 'text', (c) => c.primaryKey())
+      .addColumn('prefix', 'text', (c) => c.notNull())
+      .addColumn('label', 'text')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+};
+
+/** Every migration by name; names sort in the order they must run. */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0001_initial': initial,
+  '0002_api_keys': apiKeys,
+};
+
+const provider: MigrationProvider = {
+  async getMigrations() {
+    return { ...MIGRATIONS };
+  },
+};
+
+/**
+ * Runs the migrations that have not run yet on `db`; running it again changes nothing.
+ * `schema` (PostgreSQL) is where the bookkeeping tables live, so that stores in different
+ * schemas of one database never read each other's migration records.
+ *
+ * @example
+ * await migrateToLatest(db, { schema: 'mediahook' });
+ */
+export async function migrateToLatest(
+  db: Kysely<unknown>,
+  options: { schema?: string } = {},
+): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider,
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+    ...(options.schema === undefined ? {} : { migrationTableSchema: options.schema }),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,195 @@
+/**
+ * Queries on operations, shared by both databases. Each takes the connection or transaction to
+ * run on; the caller decides the transaction, these decide the SQL (bound parameters only).
+ */
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { FAMILIES } from '../protocol/index.ts';
+import { endpointKeyOf } from './endpoint-key.ts';
+import { type OperationRow, toOperationRecord } from './records.ts';
+import { OPERATION_KINDS, type StoreSchema } from './schema.ts';
+import type { FinishResult, NewOperation, OperationOutcome, OperationRecord, WorkEvent } from './store.ts';
+import { StoreError } from './store-error.ts';
+
+export type StoreDb = Kysely<StoreSchema>;
+export type Dialect = 'sqlite' | 'postgres';
+
+/** Largest `id_gen` accepted, in bytes (PRODUCT §2). */
+export const MAX_ID_GEN_BYTES = 256;
+
+/**
+ * Adds `FOR UPDATE SKIP LOCKED` on PostgreSQL: rows another worker is claiming are passed over
+ * instead of waited for. SQLite has no row locks; its claims run in one write transaction.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any select over any tables can be locked.
+export function skipLocked<QB extends SelectQueryBuilder<any, any, any>>(dialect: Dialect, query: QB): QB {
+  return dialect === 'postgres' ? (query.forUpdate().skipLocked() as QB) : query;
+}
+
+export function checkIdGen(idGen: string): void {
+  if (typeof idGen !== 'string' || idGen.length === 0 || Buffer.byteLength(idGen) > MAX_ID_GEN_BYTES) {
+    throw new StoreError('invalid_argument', `id_gen must be 1 to ${MAX_ID_GEN_BYTES} bytes of text`);
+  }
+}
+
+function checkNewOperation(op: NewOperation): void {
+  checkIdGen(op.id_gen);
+  if (!OPERATION_KINDS.includes(op.kind)) throw new StoreError('invalid_argument', `unknown kind ${op.kind}`);
+  if (!FAMILIES.includes(op.family)) throw new StoreError('invalid_argument', `unknown family ${op.family}`);
+  if (typeof op.webhook_url !== 'string' || op.webhook_url.length === 0) {
+    throw new StoreError('invalid_argument', 'webhook_url is required');
+  }
+  if (typeof op.prompt !== 'string') throw new StoreError('invalid_argument', 'prompt must be text');
+}
+
+export async function insertOperation(db: StoreDb, op: NewOperation, now: number): Promise<OperationRecord> {
+  checkNewOperation(op);
+  const row = await db
+    .insertInto('operations')
+    .values({
+      id_gen: op.id_gen,
+      kind: op.kind,
+      family: op.family,
+      state: 'queued',
+      webhook_url: op.webhook_url,
+      endpoint_key: endpointKeyOf(op.webhook_url),
+      prompt: op.prompt,
+      fail_with: op.fail_with ?? null,
+      status_text: op.status_text ?? null,
+      created_at: now,
+      runs: 0,
+    })
+    .onConflict((oc) => oc.column('id_gen').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (row === undefined) throw new StoreError('conflict', `operation ${op.id_gen} already exists`);
+  return toOperationRecord(row);
+}
+
+export async function selectOperationRow(db: StoreDb, idGen: string): Promise<OperationRow | undefined> {
+  return db.selectFrom('operations').selectAll().where('id_gen', '=', idGen).executeTakeFirst();
+}
+
+/** The oldest queued operation, or one whose worker let its lease run out, now running. */
+export async function claimOperationRow(
+  db: StoreDb,
+  dialect: Dialect,
+  workerId: string,
+  leaseMs: number,
+  now: number,
+): Promise<OperationRecord | undefined> {
+  const candidate = skipLocked(
+    dialect,
+    db
+      .selectFrom('operations')
+      .select('id_gen')
+      .where((eb) =>
+        eb.or([
+          eb('state', '=', 'queued'),
+          eb.and([eb('state', '=', 'running'), eb('lease_expires_at', '<=', now)]),
+        ]),
+      )
+      .orderBy('id_gen')
+      .limit(1),
+  );
+  const row = await db
+    .updateTable('operations')
+    .set((eb) => ({
+      state: 'running',
+      started_at: now,
+      lease_owner: workerId,
+      lease_expires_at: now + leaseMs,
+      runs: eb('runs', '+', 1),
+    }))
+    .where('id_gen', 'in', candidate)
+    .returningAll()
+    .executeTakeFirst();
+  return row === undefined ? undefined : toOperationRecord(row);
+}
+
+export async function renewOperationLeaseRow(
+  db: StoreDb,
+  idGen: string,
+  workerId: string,
+  leaseMs: number,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('operations')
+    .set({ lease_expires_at: now + leaseMs })
+    .where('id_gen', '=', idGen)
+    .where('state', '=', 'running')
+    .where('lease_owner', '=', workerId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+function checkOutcome(outcome: OperationOutcome): void {
+  if (outcome.state === 'succeeded') {
+    const { key, media_type, bytes } = outcome.result ?? {};
+    if (typeof key !== 'string' || key.length === 0)
+      throw new StoreError('invalid_argument', 'result key required');
+    if (media_type !== 'image/jpeg' && media_type !== 'video/mp4') {
+      throw new StoreError('invalid_argument', `unknown media type ${media_type}`);
+    }
+    if (!Number.isSafeInteger(bytes) || (bytes as number) < 0) {
+      throw new StoreError('invalid_argument', 'result bytes must be a whole number');
+    }
+  } else if (outcome.state === 'failed') {
+    if (typeof outcome.message !== 'string')
+      throw new StoreError('invalid_argument', 'failure message required');
+  } else {
+    throw new StoreError('invalid_argument', 'an outcome is succeeded or failed');
+  }
+}
+
+/**
+ * The outbox write: the operation's final state and its callback row, in the caller's
+ * transaction, so that either both exist or neither does. The first finish wins; a second
+ * (a worker that lost its lease, a retried request) changes nothing and says so.
+ */
+export async function finishOperationRows(
+  trx: StoreDb,
+  idGen: string,
+  outcome: OperationOutcome,
+  now: number,
+  events: WorkEvent[],
+): Promise<FinishResult> {
+  checkOutcome(outcome);
+  const succeeded = outcome.state === 'succeeded';
+  const row = await trx
+    .updateTable('operations')
+    .set({
+      state: outcome.state,
+      finished_at: now,
+      result_key: succeeded ? outcome.result.key : null,
+      result_media_type: succeeded ? outcome.result.media_type : null,
+      result_bytes: succeeded ? outcome.result.bytes : null,
+      error_message: succeeded ? null : outcome.message,
+      lease_owner: null,
+      lease_expires_at: null,
+    })
+    .where('id_gen', '=', idGen)
+    .where('state', 'in', ['queued', 'running'])
+    .returningAll()
+    .executeTakeFirst();
+  if (row === undefined) {
+    const existing = await selectOperationRow(trx, idGen);
+    if (existing === undefined) throw new StoreError('not_found', `no operation ${idGen}`);
+    return { operation: toOperationRecord(existing), changed: false };
+  }
+  await trx
+    .insertInto('callbacks')
+    .values({
+      id_gen: idGen,
+      state: 'pending',
+      next_attempt_at: now,
+      attempt_count: 0,
+      round: 1,
+      round_attempt_count: 0,
+      endpoint_key: row.endpoint_key,
+      created_at: now,
+    })
+    .execute();
+  events.push({ kind: 'callback', id_gen: idGen });
+  return { operation: toOperationRecord(row), changed: true };
+}

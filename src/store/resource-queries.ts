@@ -1,0 +1,86 @@
+/**
+ * Reads that build the operation resource of PRODUCT §4: one query for operations with their
+ * outbox rows, one for all their attempts, whatever the number of operations.
+ */
+import type { StoreDb } from './operation-queries.ts';
+import { type AttemptRow, toOperationResource } from './records.ts';
+import type { ListOperationsOptions, OperationResource } from './store.ts';
+import { StoreError } from './store-error.ts';
+
+/** Most operations one list returns. */
+export const MAX_LIST = 500;
+
+function baseQuery(db: StoreDb) {
+  return db
+    .selectFrom('operations as o')
+    .leftJoin('callbacks as c', 'c.id_gen', 'o.id_gen')
+    .selectAll('o')
+    .select(['c.state as callback_state', 'c.next_attempt_at as callback_next_attempt_at']);
+}
+
+type Row = Awaited<ReturnType<ReturnType<typeof baseQuery>['execute']>>[number];
+
+async function withAttempts(db: StoreDb, rows: Row[]): Promise<OperationResource[]> {
+  if (rows.length === 0) return [];
+  const attempts = await db
+    .selectFrom('attempts')
+    .select(['id_gen', 'at', 'duration_ms', 'status_code', 'error'])
+    .where(
+      'id_gen',
+      'in',
+      rows.map((r) => r.id_gen),
+    )
+    .orderBy('id_gen')
+    .orderBy('seq')
+    .execute();
+  const byId = new Map<string, Pick<AttemptRow, 'at' | 'duration_ms' | 'status_code' | 'error'>[]>();
+  for (const attempt of attempts) {
+    const list = byId.get(attempt.id_gen) ?? [];
+    list.push(attempt);
+    byId.set(attempt.id_gen, list);
+  }
+  return rows.map((row) =>
+    toOperationResource(
+      row,
+      row.callback_state === null
+        ? undefined
+        : { state: row.callback_state, next_attempt_at: row.callback_next_attempt_at },
+      byId.get(row.id_gen) ?? [],
+    ),
+  );
+}
+
+export async function selectOperationResource(
+  db: StoreDb,
+  idGen: string,
+): Promise<OperationResource | undefined> {
+  const row = await baseQuery(db).where('o.id_gen', '=', idGen).executeTakeFirst();
+  if (row === undefined) return undefined;
+  const [resource] = await withAttempts(db, [row]);
+  return resource;
+}
+
+/**
+ * Operations newest first, filtered. `callbackState` matches outbox rows only: an operation
+ * still queued or running has none, although its resource shows `pending`.
+ */
+export async function selectOperationResources(
+  db: StoreDb,
+  options: ListOperationsOptions,
+): Promise<OperationResource[]> {
+  const limit = Math.trunc(options.limit);
+  if (!(limit >= 1 && limit <= MAX_LIST)) {
+    throw new StoreError('invalid_argument', `limit must be 1 to ${MAX_LIST}`);
+  }
+  const { state, family, endpoint, callbackState, before } = options;
+  const rows = await baseQuery(db)
+    .$if(state !== undefined, (qb) => qb.where('o.state', '=', state!))
+    .$if(family !== undefined, (qb) => qb.where('o.family', '=', family!))
+    .$if(endpoint !== undefined, (qb) => qb.where('o.endpoint_key', '=', endpoint!))
+    .$if(callbackState !== undefined, (qb) => qb.where('c.state', '=', callbackState!))
+    .$if(before !== undefined, (qb) => qb.where('o.id_gen', '<', before!))
+    .orderBy('o.id_gen', 'desc')
+    .limit(limit)
+    .execute();
+  return withAttempts(db, rows);
+}

@@ -1,0 +1,236 @@
+/**
+ * The store over Kysely, the same for SQLite and PostgreSQL. A backend supplies the connection,
+ * how wake-ups travel, and how migrations find their bookkeeping tables; everything else, the
+ * SQL included, lives here and in the query modules once.
+ */
+import type { Kysely } from 'kysely';
+import { recordAttemptRows, redeliverRow, releaseLeaseRows } from './callback-queries.ts';
+import { claimCallbackRows } from './claim-queries.ts';
+import { migrateToLatest } from './migrations.ts';
+import {
+  checkIdGen,
+  claimOperationRow,
+  type Dialect,
+  finishOperationRows,
+  insertOperation,
+  renewOperationLeaseRow,
+  type StoreDb,
+  selectOperationRow,
+} from './operation-queries.ts';
+import { toAttemptRecord, toCallbackRecord, toOperationRecord } from './records.ts';
+import { selectOperationResource, selectOperationResources } from './resource-queries.ts';
+import { selectEndpoint, selectNextDueAt, selectQueueDepth, upsertEndpoint } from './status-queries.ts';
+import type {
+  ApiKeyRecord,
+  AttemptInput,
+  AttemptRecord,
+  CallbackRecord,
+  ClaimCallbacksOptions,
+  ClaimedCallback,
+  EndpointRecord,
+  EndpointUpdate,
+  FinishResult,
+  ListOperationsOptions,
+  NewOperation,
+  NextCallbackState,
+  OperationOutcome,
+  OperationRecord,
+  OperationResource,
+  QueueDepth,
+  ReleasedLeases,
+  Store,
+  WorkEvent,
+  WorkListener,
+  WorkSubscription,
+} from './store.ts';
+import { StoreError } from './store-error.ts';
+
+/** What every backend accepts besides its connection. */
+export interface StoreOptions {
+  /** The store's clock, Unix milliseconds; `Date.now` by default (tests move time by hand). */
+  clock?: () => number;
+  /**
+   * Errors no call can return: a wake-up listener threw, the LISTEN connection dropped.
+   * A process warning by default.
+   */
+  onBackgroundError?: (error: unknown) => void;
+}
+
+function checkWorker(workerId: string): void {
+  if (typeof workerId !== 'string' || workerId.length === 0) {
+    throw new StoreError('invalid_argument', 'a worker id is required');
+  }
+}
+
+function checkDuration(name: string, ms: number): void {
+  if (!Number.isSafeInteger(ms) || ms <= 0)
+    throw new StoreError('invalid_argument', `${name} must be positive ms`);
+}
+
+export abstract class SqlStore implements Store {
+  abstract readonly dialect: Dialect;
+  protected readonly db: StoreDb;
+  protected readonly clock: () => number;
+
+  protected constructor(db: StoreDb, options: StoreOptions) {
+    this.db = db;
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** Sends wake-ups from inside the transaction that made the work due (PostgreSQL: NOTIFY). */
+  protected abstract announceInTransaction(trx: StoreDb, events: readonly WorkEvent[]): Promise<void>;
+  /** Sends wake-ups once that transaction has committed (in-process listeners). */
+  protected abstract announceAfterCommit(events: readonly WorkEvent[]): void;
+  /** The schema where migration bookkeeping lives; undefined for the database's only one. */
+  protected abstract migrationSchema(): string | undefined;
+  protected abstract prepare(): Promise<void>;
+  abstract onWork(listener: WorkListener): WorkSubscription;
+  abstract close(): Promise<void>;
+
+  /**
+   * Runs `work` in one write transaction (SQLite: BEGIN IMMEDIATE). Wake-ups it collects go out
+   * with the commit and never for a transaction that rolled back.
+   */
+  protected async write<T>(work: (trx: StoreDb, events: WorkEvent[]) => Promise<T>): Promise<T> {
+    const events: WorkEvent[] = [];
+    const result = await this.db.transaction().execute(async (trx) => {
+      const value = await work(trx, events);
+      if (events.length > 0) await this.announceInTransaction(trx, events);
+      return value;
+    });
+    if (events.length > 0) this.announceAfterCommit(events);
+    return result;
+  }
+
+  async migrate(): Promise<void> {
+    await this.prepare();
+    try {
+      await migrateToLatest(this.db as unknown as Kysely<unknown>, { schema: this.migrationSchema() });
+    } catch (error) {
+      throw new StoreError('migration_failed', `migrating the store failed: ${String(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  createOperation(operation: NewOperation): Promise<OperationRecord> {
+    return this.write(async (trx, events) => {
+      const record = await insertOperation(trx, operation, this.clock());
+      events.push({ kind: 'operation', id_gen: record.id_gen });
+      return record;
+    });
+  }
+
+  getOperation(idGen: string): Promise<OperationResource | undefined> {
+    return selectOperationResource(this.db, idGen);
+  }
+
+  async getOperationRecord(idGen: string): Promise<OperationRecord | undefined> {
+    const row = await selectOperationRow(this.db, idGen);
+    return row === undefined ? undefined : toOperationRecord(row);
+  }
+
+  listOperations(options: ListOperationsOptions): Promise<OperationResource[]> {
+    return selectOperationResources(this.db, options);
+  }
+
+  async addApiKey(key: ApiKeyRecord): Promise<void> {
+    await this.write((trx) => trx.insertInto('api_keys').values(key).execute());
+  }
+
+  async findApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
+    return row === undefined ? undefined : { ...row, created_at: Number(row.created_at) };
+  }
+
+  async countApiKeys(): Promise<number> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  claimOperation(workerId: string, leaseMs: number): Promise<OperationRecord | undefined> {
+    checkWorker(workerId);
+    checkDuration('leaseMs', leaseMs);
+    return this.write((trx) => claimOperationRow(trx, this.dialect, workerId, leaseMs, this.clock()));
+  }
+
+  renewOperationLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean> {
+    checkDuration('leaseMs', leaseMs);
+    return renewOperationLeaseRow(this.db, idGen, workerId, leaseMs, this.clock());
+  }
+
+  finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult> {
+    checkIdGen(idGen);
+    return this.write((trx, events) => finishOperationRows(trx, idGen, outcome, this.clock(), events));
+  }
+
+  async getCallback(idGen: string): Promise<CallbackRecord | undefined> {
+    const row = await this.db
+      .selectFrom('callbacks')
+      .selectAll()
+      .where('id_gen', '=', idGen)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toCallbackRecord(row);
+  }
+
+  async listAttempts(idGen: string): Promise<AttemptRecord[]> {
+    const rows = await this.db
+      .selectFrom('attempts')
+      .selectAll()
+      .where('id_gen', '=', idGen)
+      .orderBy('seq')
+      .execute();
+    return rows.map(toAttemptRecord);
+  }
+
+  claimCallbacks(workerId: string, options: ClaimCallbacksOptions): Promise<ClaimedCallback[]> {
+    checkWorker(workerId);
+    checkDuration('leaseMs', options.leaseMs);
+    const now = options.now ?? this.clock();
+    return this.write((trx) => claimCallbackRows(trx, this.dialect, workerId, { ...options, now }));
+  }
+
+  recordAttempt(
+    idGen: string,
+    workerId: string,
+    attempt: AttemptInput,
+    next: NextCallbackState,
+  ): Promise<CallbackRecord> {
+    checkWorker(workerId);
+    return this.write((trx, events) =>
+      recordAttemptRows(trx, idGen, workerId, attempt, next, this.clock(), events),
+    );
+  }
+
+  releaseLeases(workerId: string): Promise<ReleasedLeases> {
+    checkWorker(workerId);
+    return this.write((trx, events) => releaseLeaseRows(trx, workerId, this.clock(), events));
+  }
+
+  recoverLeases(): Promise<ReleasedLeases> {
+    return this.write((trx, events) => releaseLeaseRows(trx, null, this.clock(), events));
+  }
+
+  redeliver(idGen: string): Promise<CallbackRecord> {
+    return this.write((trx, events) => redeliverRow(trx, idGen, this.clock(), events));
+  }
+
+  nextDueAt(kind?: 'operation' | 'callback'): Promise<number | null> {
+    return selectNextDueAt(this.db, this.dialect, kind);
+  }
+
+  getEndpoint(key: string): Promise<EndpointRecord> {
+    return selectEndpoint(this.db, key);
+  }
+
+  updateEndpoint(key: string, update: EndpointUpdate): Promise<EndpointRecord> {
+    return upsertEndpoint(this.db, key, update, this.clock());
+  }
+
+  queueDepth(): Promise<QueueDepth> {
+    return selectQueueDepth(this.db);
+  }
+}

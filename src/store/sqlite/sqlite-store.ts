@@ -1,0 +1,111 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely } from 'kysely';
+import type { StoreDb } from '../operation-queries.ts';
+import type { StoreSchema } from '../schema.ts';
+import { SqlStore, type StoreOptions } from '../sql-store.ts';
+import type { WorkEvent, WorkListener, WorkSubscription } from '../store.ts';
+import { WorkSignal } from '../work-signal.ts';
+import { ImmediateSqliteDialect } from './immediate-sqlite-dialect.ts';
+import { withStatementCache } from './statement-cache.ts';
+
+export interface SqliteStoreOptions extends StoreOptions {
+  /** How long a write waits for another process's write lock before failing, in ms. */
+  busyTimeoutMs?: number;
+}
+
+/** One open database file, shared by every store of this process that opens the same path. */
+interface OpenFile {
+  db: StoreDb;
+  signal: WorkSignal;
+  users: number;
+}
+
+// better-sqlite3 is synchronous: a second connection of this process waiting for the write lock
+// would block the very event loop the first connection needs to commit. So a process keeps one
+// connection per file, and Kysely's connection mutex queues its transactions instead.
+const openFiles = new Map<string, OpenFile>();
+
+function openFile(path: string, options: SqliteStoreOptions): OpenFile {
+  const shared = path !== ':memory:';
+  const key = shared ? resolve(path) : path;
+  const existing = shared ? openFiles.get(key) : undefined;
+  if (existing !== undefined) {
+    existing.users += 1;
+    return existing;
+  }
+  if (shared) mkdirSync(dirname(key), { recursive: true });
+  const database = new Database(key);
+  // WAL: readers never wait for the writer; NORMAL is durable across process crashes in WAL.
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+  database.pragma('foreign_keys = ON');
+  const file: OpenFile = {
+    db: new Kysely<StoreSchema>({
+      dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }),
+    }),
+    signal: new WorkSignal(options.onBackgroundError),
+    users: 1,
+  };
+  if (shared) openFiles.set(key, file);
+  return file;
+}
+
+/**
+ * The embedded store: one SQLite file in WAL mode, for a single service process (the default
+ * of `mediahook serve`). Wake-ups travel in process; every store of the process that opens the
+ * same file shares one connection and hears the same wake-ups.
+ *
+ * @example
+ * const store = new SqliteStore('./.data/mediahook.sqlite');
+ * await store.migrate();
+ * await store.recoverLeases(); // a restart: whatever was in flight is due again
+ */
+export class SqliteStore extends SqlStore {
+  readonly dialect = 'sqlite' as const;
+  readonly path: string;
+  readonly #file: OpenFile;
+  readonly #subscriptions = new Set<() => void>();
+  #closed = false;
+
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    const file = openFile(path, options);
+    super(file.db, options);
+    this.path = path;
+    this.#file = file;
+  }
+
+  protected override async prepare(): Promise<void> {}
+
+  protected override migrationSchema(): string | undefined {
+    return undefined;
+  }
+
+  protected override async announceInTransaction(): Promise<void> {}
+
+  protected override announceAfterCommit(events: readonly WorkEvent[]): void {
+    for (const event of events) this.#file.signal.emit(event);
+  }
+
+  override onWork(listener: WorkListener): WorkSubscription {
+    const subscription = this.#file.signal.subscribe(listener, Promise.resolve());
+    const unsubscribe = () => {
+      this.#subscriptions.delete(unsubscribe);
+      subscription();
+    };
+    this.#subscriptions.add(unsubscribe);
+    return Object.assign(unsubscribe, { ready: subscription.ready });
+  }
+
+  override async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const unsubscribe of [...this.#subscriptions]) unsubscribe();
+    this.#file.users -= 1;
+    if (this.#file.users > 0) return;
+    for (const [key, file] of openFiles) if (file === this.#file) openFiles.delete(key);
+    await this.#file.db.destroy();
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * Store suite cases about operations: migrations, the lifecycle, the resource shape, the
+ * outbox write and listing. Registered by store-suite.test.ts for each database.
+ */
+import { expect, it } from 'vitest';
+import type { Store } from '../../src/store/index.ts';
+import {
+  attempt,
+  expectStoreError,
+  finishedOperations,
+  LEASE,
+  newOperation,
+  RFC3339_MS,
+  recordWakeUps,
+  type SuiteContext,
+  T0,
+} from './helpers.ts';
+
+export function operationCases(t: SuiteContext): void {
+  it('keeps API keys by hash only, and counts them', async () => {
+    const { store } = t;
+    expect(await store.countApiKeys()).toBe(0);
+    const key = { hash: 'a'.repeat(64), prefix: 'mh_abcd', label: 'ci', created_at: T0 };
+    await store.addApiKey(key);
+    await store.addApiKey({ ...key, hash: 'b'.repeat(64), label: null });
+    expect(await store.countApiKeys()).toBe(2);
+    expect(await store.findApiKey('a'.repeat(64))).toEqual(key);
+    expect(await store.findApiKey('c'.repeat(64))).toBeUndefined();
+    await expect(store.addApiKey(key)).rejects.toThrow();
+  });
+
+  it('migrates idempotently, also from several clients at once', async () => {
+    const { backend, store } = t;
+    await store.migrate();
+    const other = backend.open();
+    await Promise.all([other.migrate(), store.migrate()]);
+    expect(await backend.countRows('store_migrations')).toBe(2);
+    await other.createOperation(newOperation());
+    expect(await backend.countRows('operations')).toBe(1);
+  });
+
+  it('runs an operation through its lifecycle', async () => {
+    const { clock, store } = t;
+    const input = newOperation({ kind: 'video', family: 'A', fail_with: null, status_text: 'done' });
+    const created = await store.createOperation(input);
+    expect(created).toMatchObject({
+      state: 'queued',
+      created_at: T0,
+      runs: 0,
+      endpoint_key: 'hooks.example.com:443',
+    });
+    await expectStoreError(store.createOperation(input), 'conflict');
+    expect((await store.getOperation(input.id_gen))?.callback).toEqual({
+      state: 'pending',
+      next_attempt_at: null,
+      attempts: [],
+    });
+
+    clock.advance(10);
+    const running = await store.claimOperation('gen-1', LEASE);
+    expect(running).toMatchObject({ id_gen: input.id_gen, state: 'running', lease_owner: 'gen-1', runs: 1 });
+    expect(running?.lease_expires_at).toBe(T0 + 10 + LEASE);
+    expect(await store.claimOperation('gen-2', LEASE)).toBeUndefined();
+    expect(await store.renewOperationLease(input.id_gen, 'gen-1', LEASE * 2)).toBe(true);
+
+    clock.advance(100);
+    const result = {
+      key: `blobs/${input.id_gen}.mp4`,
+      media_type: 'video/mp4' as const,
+      bytes: 3_000_000_000,
+    };
+    const { operation, changed } = await store.finishOperation(input.id_gen, { state: 'succeeded', result });
+    expect(changed).toBe(true);
+    expect(operation).toMatchObject({ state: 'succeeded', finished_at: T0 + 110, result, lease_owner: null });
+    expect(await store.getOperationRecord(input.id_gen)).toEqual(operation);
+    expect(await store.getCallback(input.id_gen)).toMatchObject({
+      state: 'pending',
+      next_attempt_at: T0 + 110,
+      attempt_count: 0,
+      endpoint_key: 'hooks.example.com:443',
+    });
+    expect(await store.getOperation('no-such-id')).toBeUndefined();
+    await expectStoreError(
+      store.finishOperation('no-such-id', { state: 'failed', message: 'x' }),
+      'not_found',
+    );
+  });
+
+  it('shows the operation resource exactly as PRODUCT §4 does', async () => {
+    const { store } = t;
+    const [id] = await finishedOperations(store, 1, 'http://127.0.0.1:9000/hook');
+    const [claimed] = await store.claimCallbacks('w1', { limit: 1, leaseMs: LEASE });
+    expect(claimed?.operation.error_message).toBe('failure 0');
+    await store.recordAttempt(id!, 'w1', attempt(T0 + 1, 500), {
+      state: 'retrying',
+      next_attempt_at: T0 + 5000,
+    });
+
+    const resource = await store.getOperation(id!);
+    expect(Object.keys(resource!).sort()).toEqual(
+      ['callback', 'created_at', 'family', 'finished_at', 'id_gen', 'kind', 'state', 'webhook_url'].sort(),
+    );
+    expect(resource).toEqual({
+      id_gen: id,
+      kind: 'image',
+      family: 'A',
+      state: 'failed',
+      webhook_url: 'http://127.0.0.1:9000/hook',
+      created_at: '2025-01-01T00:00:00.000Z',
+      finished_at: '2025-01-01T00:00:00.000Z',
+      callback: {
+        state: 'retrying',
+        next_attempt_at: '2025-01-01T00:00:05.000Z',
+        attempts: [{ at: '2025-01-01T00:00:00.001Z', duration_ms: 12, status_code: 500, error: null }],
+      },
+    });
+    expect(JSON.parse(JSON.stringify(resource))).toEqual(resource);
+    expect(resource!.created_at).toMatch(RFC3339_MS);
+  });
+
+  it('finishes once: a second finish changes nothing', async () => {
+    const { backend, clock, store } = t;
+    const op = await store.createOperation(newOperation());
+    const first = await store.finishOperation(op.id_gen, { state: 'failed', message: 'boom' });
+    clock.advance(1000);
+    const again = await store.finishOperation(op.id_gen, {
+      state: 'succeeded',
+      result: { key: 'k', media_type: 'image/jpeg', bytes: 1 },
+    });
+    expect(again).toEqual({ operation: first.operation, changed: false });
+    expect(await backend.countRows('callbacks')).toBe(1);
+    expect((await store.getCallback(op.id_gen))?.next_attempt_at).toBe(T0);
+  });
+
+  it('never leaves a finished operation without its callback (outbox atomicity)', async () => {
+    const { backend, store } = t;
+    const op = await store.createOperation(newOperation());
+    await store.claimOperation('gen-1', LEASE);
+    const wakeUps = recordWakeUps(store);
+    await wakeUps.subscription.ready;
+    const restore = await backend.breakCallbackInserts();
+    await expect(store.finishOperation(op.id_gen, { state: 'failed', message: 'boom' })).rejects.toThrow(
+      /injected failure/,
+    );
+    expect(await store.getOperationRecord(op.id_gen)).toMatchObject({ state: 'running', finished_at: null });
+    expect(await store.getCallback(op.id_gen)).toBeUndefined();
+    await restore();
+
+    const { changed } = await store.finishOperation(op.id_gen, { state: 'failed', message: 'boom' });
+    expect(changed).toBe(true);
+    expect(await store.getCallback(op.id_gen)).toMatchObject({ state: 'pending' });
+    // The rolled-back finish announced nothing; the committed one did.
+    await wakeUps.next((e) => e.kind === 'callback' && e.id_gen === op.id_gen);
+    expect(wakeUps.events.filter((e) => e.kind === 'callback')).toHaveLength(1);
+  });
+
+  it('takes over an operation whose worker let its lease lapse', async () => {
+    const { clock, store } = t;
+    const op = await store.createOperation(newOperation());
+    await store.claimOperation('gen-1', LEASE);
+    clock.advance(LEASE - 1);
+    expect(await store.claimOperation('gen-2', LEASE)).toBeUndefined();
+    clock.advance(1);
+    expect(await store.claimOperation('gen-2', LEASE)).toMatchObject({
+      id_gen: op.id_gen,
+      lease_owner: 'gen-2',
+      runs: 2,
+    });
+    expect(await store.renewOperationLease(op.id_gen, 'gen-1', LEASE)).toBe(false);
+  });
+
+  it('lists operations by state, family, receiver and callback state, newest first', async () => {
+    const { store } = t;
+    const a = await store.createOperation(
+      newOperation({ family: 'A', webhook_url: 'https://one.example/x' }),
+    );
+    const b = await store.createOperation(
+      newOperation({ family: 'B', webhook_url: 'https://two.example:8443/y' }),
+    );
+    const c = await store.createOperation(
+      newOperation({ family: 'B', webhook_url: 'https://one.example:443/z' }),
+    );
+    await store.finishOperation(b.id_gen, { state: 'failed', message: 'x' });
+    const ids = async (options: Parameters<Store['listOperations']>[0]) =>
+      (await store.listOperations(options)).map((o) => o.id_gen);
+    expect(await ids({ limit: 10 })).toEqual([c.id_gen, b.id_gen, a.id_gen]);
+    expect(await ids({ limit: 10, family: 'B' })).toEqual([c.id_gen, b.id_gen]);
+    expect(await ids({ limit: 10, state: 'queued' })).toEqual([c.id_gen, a.id_gen]);
+    expect(await ids({ limit: 10, endpoint: 'one.example:443' })).toEqual([c.id_gen, a.id_gen]);
+    expect(await ids({ limit: 10, callbackState: 'pending' })).toEqual([b.id_gen]);
+    expect(await ids({ limit: 2 })).toEqual([c.id_gen, b.id_gen]);
+    expect(await ids({ limit: 2, before: b.id_gen })).toEqual([a.id_gen]);
+    await expectStoreError(store.listOperations({ limit: 0 }), 'invalid_argument');
+  });
+}
