@@ -1,0 +1,273 @@
+import { Readable } from 'node:stream';
+import { type Agent, request, errors as undiciErrors } from 'undici';
+import {
+  BodySigner,
+  type EncodedCallback,
+  encodeCallback,
+  type OutgoingCallback,
+} from '../protocol/index.ts';
+import { userAgent } from '../version.ts';
+import { parseRetryAfter } from './retry-policy.ts';
+import {
+  checkWebhookUrl,
+  createGuardedAgent,
+  findSsrfRefusal,
+  type GuardedConnectorOptions,
+  type SsrfPolicy,
+} from './ssrf/index.ts';
+
+/** How one attempt ended, before any schedule is applied. */
+export type AttemptVerdict = 'delivered' | 'gone' | 'retry' | 'refused';
+
+/** One delivery attempt, as the store records it. */
+export interface AttemptResult {
+  /** RFC 3339 start time. */
+  at: string;
+  duration_ms: number;
+  /** The receiver's status code, or null when there was no answer. */
+  status_code: number | null;
+  /** Why it failed without an answer (or a refused redirect), else null. */
+  error: string | null;
+  /** The first bytes of the answer, as text. */
+  response_head: string | null;
+  verdict: AttemptVerdict;
+  /** What the receiver's `Retry-After` asked for, in ms. */
+  retry_after_ms: number | null;
+}
+
+export interface CallbackSenderOptions {
+  /** Which webhook addresses may be dialled (default: public ones only). */
+  ssrf?: SsrfPolicy;
+  /** `whsec_…` secrets to sign with; none: unsigned. */
+  secrets?: readonly string[];
+  /** Time to open a connection (10 s). */
+  connectTimeoutMs?: number;
+  /** Time for the answer once the body is sent, or for any pause in the upload (30 s). */
+  responseTimeoutMs?: number;
+  /** Slowest upload accepted, in bytes per second over the window, so a stalled receiver frees its slot. */
+  minUploadBytesPerSecond?: number;
+  /** The window the upload rate is measured over (10 s). */
+  uploadStallWindowMs?: number;
+  /** Bytes of the answer kept for the attempt record (1 KiB). */
+  responseHeadBytes?: number;
+  /** Connections kept per origin (keep-alive pool). */
+  connectionsPerOrigin?: number;
+  /** Resolver and dialler for the SSRF guard (tests inject recording ones). */
+  guard?: GuardedConnectorOptions;
+}
+
+const STALL_WINDOW_MS = 10_000;
+
+/** Why a send cancelled through its signal failed; the attempt's error starts with it. */
+export const CANCELLED = 'cancelled: the sender was asked to stop';
+
+/**
+ * Sends callbacks over pooled keep-alive connections: Content-Length up front, the file
+ * streamed, redirects never followed, the SSRF guard on every dialled address, the optional
+ * signature, `User-Agent: mediahook/<version>`. Never throws for a network failure: every
+ * outcome is an {@link AttemptResult}.
+ *
+ * @example
+ * const sender = new CallbackSender({ secrets: ['whsec_…'] });
+ * const attempt = await sender.send('https://client.example/hook', callback);
+ * if (attempt.verdict === 'retry') schedule(attempt);
+ */
+export class CallbackSender {
+  readonly #options: CallbackSenderOptions;
+  readonly #agent: Agent;
+
+  constructor(options: CallbackSenderOptions = {}) {
+    this.#options = options;
+    const responseTimeout = options.responseTimeoutMs ?? 30_000;
+    this.#agent = createGuardedAgent(options.ssrf ?? {}, {
+      ...options.guard,
+      connect: options.guard?.connect ?? { timeout: options.connectTimeoutMs ?? 10_000 },
+      agent: {
+        headersTimeout: responseTimeout,
+        bodyTimeout: responseTimeout,
+        connections: options.connectionsPerOrigin ?? 32,
+        keepAliveTimeout: 30_000,
+        // undici 7 follows no redirect unless a redirect interceptor is added: none is.
+      },
+    });
+  }
+
+  /**
+   * Encodes (and signs) a callback, then sends it once. Aborting `signal` ends the request at
+   * once (connection closed) with a `retry` verdict whose error starts with {@link CANCELLED}.
+   */
+  async send(url: string, callback: OutgoingCallback, signal?: AbortSignal): Promise<AttemptResult> {
+    const started = performance.now();
+    const at = new Date().toISOString();
+    try {
+      checkWebhookUrl(url, this.#options.ssrf ?? {});
+    } catch (error) {
+      return failure(at, started, 'refused', refusalText(error));
+    }
+    const encoded = await encodeCallback(callback);
+    const headers: Record<string, string> = {
+      'content-type': encoded.contentType,
+      'content-length': String(encoded.contentLength),
+      'user-agent': userAgent(),
+    };
+    const secrets = this.#options.secrets ?? [];
+    if (secrets.length > 0) {
+      const signer = new BodySigner(secrets, callback.id_gen);
+      for await (const chunk of encoded.body()) signer.update(chunk);
+      Object.assign(headers, signer.headers());
+    }
+    return this.#post(url, encoded, headers, at, started, signal);
+  }
+
+  async #post(
+    url: string,
+    encoded: EncodedCallback,
+    headers: Record<string, string>,
+    at: string,
+    started: number,
+    signal: AbortSignal | undefined,
+  ): Promise<AttemptResult> {
+    const abort = new AbortController();
+    const cancel = () => abort.abort(new Error(CANCELLED));
+    if (signal?.aborted) cancel();
+    signal?.addEventListener('abort', cancel, { once: true });
+    const minRate = this.#options.minUploadBytesPerSecond ?? 16 * 1024;
+    const stallWindow = this.#options.uploadStallWindowMs ?? STALL_WINDOW_MS;
+    let sent = 0;
+    let windowStart = performance.now();
+    let windowBytes = 0;
+    let uploading = true;
+    // A receiver that reads a byte now and then would keep the slot forever: require a rate.
+    const tick = Math.min(1_000, stallWindow / 4);
+    const watchdog = setInterval(() => {
+      if (!uploading) return;
+      const now = performance.now();
+      if (now - windowStart < stallWindow) return;
+      if (windowBytes < (minRate * (now - windowStart)) / 1000) {
+        abort.abort(new Error(`upload_stalled: fewer than ${minRate} B/s for ${stallWindow / 1000} s`));
+      }
+      windowStart = now;
+      windowBytes = 0;
+    }, tick);
+    watchdog.unref();
+    async function* body(): AsyncGenerator<Buffer> {
+      for await (const chunk of encoded.body()) {
+        sent += chunk.length;
+        windowBytes += chunk.length;
+        yield chunk;
+      }
+      uploading = false;
+    }
+    try {
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher: this.#agent,
+        headers,
+        body: Readable.from(body(), { objectMode: false }),
+        signal: abort.signal,
+      });
+      uploading = false;
+      const head = await readHead(response.body, this.#options.responseHeadBytes ?? 1024);
+      const status = response.statusCode;
+      const retryAfter = headerText(response.headers['retry-after']);
+      const location = headerText(response.headers.location);
+      const verdict: AttemptVerdict =
+        status >= 200 && status < 300 ? 'delivered' : status === 410 ? 'gone' : 'retry';
+      return {
+        at,
+        duration_ms: Math.round(performance.now() - started),
+        status_code: status,
+        error:
+          status >= 300 && status < 400
+            ? `redirect not followed${location ? ` (Location: ${location})` : ''}`
+            : null,
+        response_head: head,
+        verdict,
+        retry_after_ms: verdict === 'retry' ? parseRetryAfter(retryAfter) : null,
+      };
+    } catch (error) {
+      const refusal = findSsrfRefusal(error);
+      if (refusal) return failure(at, started, 'refused', refusal.message);
+      const reason = abort.signal.aborted
+        ? String((abort.signal.reason as Error).message)
+        : describeNetworkError(error);
+      return failure(at, started, 'retry', `${reason} after ${sent} of ${encoded.contentLength} bytes`);
+    } finally {
+      clearInterval(watchdog);
+      signal?.removeEventListener('abort', cancel);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
+
+function failure(at: string, started: number, verdict: AttemptVerdict, error: string): AttemptResult {
+  return {
+    at,
+    duration_ms: Math.round(performance.now() - started),
+    status_code: null,
+    error,
+    response_head: null,
+    verdict,
+    retry_after_ms: null,
+  };
+}
+
+/** The refusal as the attempt's error: an SsrfRefusedError's message already says who refused. */
+function refusalText(error: unknown): string {
+  const refusal = findSsrfRefusal(error);
+  if (refusal) return refusal.message;
+  return `refused by the SSRF guard: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readHead(
+  body: AsyncIterable<Uint8Array> & { destroy(): void },
+  limit: number,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  try {
+    for await (const chunk of body) {
+      const bytes = Buffer.from(chunk);
+      chunks.push(bytes.subarray(0, limit - kept));
+      kept += Math.min(bytes.length, limit - kept);
+      if (kept >= limit) break; // the rest is not needed; leaving the loop discards it
+    }
+  } catch {
+    // The status has come and decides the outcome (a 2xx is delivered); an answer body that
+    // stalls or breaks off (within the response timeout) only shortens what is kept of it.
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A short, stable description of a failure without an answer: its class first. */
+export function describeNetworkError(error: unknown): string {
+  const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+  if (error instanceof undiciErrors.ConnectTimeoutError)
+    return 'connect_timeout: no connection within the limit';
+  if (error instanceof undiciErrors.HeadersTimeoutError)
+    return 'response_timeout: no answer within the limit';
+  if (error instanceof undiciErrors.BodyTimeoutError) return 'response_timeout: the answer stalled';
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection_refused: nothing listens at the address';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection_reset: the receiver closed the connection';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `dns_failure: the host name did not resolve (${code})`;
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `unreachable: ${code}`;
+    default:
+      if (typeof code === 'string' && code.startsWith('ERR_TLS')) return `tls_error: ${code}`;
+      return `network_error: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}

@@ -1,0 +1,351 @@
+import { randomUUID } from 'node:crypto';
+import type { OutgoingCallback } from '../protocol/index.ts';
+import {
+  type CallbackRecord,
+  type ClaimedCallback,
+  FINAL_CALLBACK_STATES,
+  type NextCallbackState,
+  type OperationRecord,
+  type Store,
+} from '../store/index.ts';
+import type { DirectoryBlobStore } from './blob-store.ts';
+import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
+import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from './retry-policy.ts';
+
+export interface CircuitPolicy {
+  /** Consecutive failures of one receiver that open its circuit. */
+  failureThreshold: number;
+  /** How long the first opening lasts; each further one doubles it, up to `maxOpenMs`. */
+  openMs: number;
+  maxOpenMs: number;
+}
+
+const MIN_BLOCKED_POLL_MS = 50;
+
+export const DEFAULT_CIRCUIT_POLICY: Readonly<CircuitPolicy> = Object.freeze({
+  failureThreshold: 5,
+  openMs: 30_000,
+  maxOpenMs: 30 * 60_000,
+});
+
+export interface DeliveryWorkerOptions {
+  store: Store;
+  blobs: DirectoryBlobStore;
+  sender: CallbackSender;
+  /** Unique per process; leases are held in its name. */
+  workerId?: string;
+  /** Callbacks in flight at once (16). */
+  concurrency?: number;
+  /** Callbacks of one receiver in flight at once (4), so one slow receiver cannot take every slot. */
+  perEndpointLimit?: number;
+  /** How long a claim holds a callback before another worker may take it over (10 min). */
+  leaseMs?: number;
+  retry?: RetryPolicy;
+  circuit?: CircuitPolicy;
+  /** How long result files are kept once their callback is final (24 h). */
+  retentionMs?: number;
+  /** Told of each attempt (metrics, logs). */
+  onAttempt?: (event: {
+    id_gen: string;
+    endpoint: string;
+    attempt: AttemptResult;
+    next: NextCallbackState;
+  }) => void;
+  /** Told of a failure of the worker itself (a store error); the worker carries on. */
+  onError?: (error: unknown) => void;
+}
+
+/** The callback an operation's outcome stands for. */
+export function outgoingCallbackOf(operation: OperationRecord, filePath: string | null): OutgoingCallback {
+  const time_gen = new Date(operation.finished_at ?? Date.now()).toISOString();
+  const fields = { family: operation.family, id_gen: operation.id_gen, time_gen };
+  if (operation.state === 'succeeded' && operation.result && filePath) {
+    return {
+      ...fields,
+      event: 'success',
+      status: operation.status_text ?? 'success',
+      file: filePath,
+      mediaType: operation.result.media_type,
+    };
+  }
+  return {
+    ...fields,
+    event: 'error',
+    status: operation.status_text ?? 'error',
+    message: operation.error_message ?? 'the operation failed',
+  };
+}
+
+/**
+ * Delivers the outbox: claims due callbacks under a lease, sends each with the
+ * {@link CallbackSender}, records every attempt and moves the callback on (delivered, gone,
+ * retrying on the schedule, dead). Bounded in flight overall and per receiver; a receiver that
+ * keeps failing has its circuit opened, so its callbacks wait instead of taking slots.
+ *
+ * @example
+ * const worker = new DeliveryWorker({ store, blobs, sender: new CallbackSender() });
+ * worker.start();
+ * process.on('SIGTERM', () => worker.stop());
+ */
+export class DeliveryWorker {
+  readonly workerId: string;
+  readonly #options: DeliveryWorkerOptions;
+  readonly #inflight = new Set<Promise<void>>();
+  #running = false;
+  #loop: Promise<void> | null = null;
+  #wake: (() => void) | null = null;
+  /** A wake-up came while the loop was not asleep (claiming, or asking when work is due). */
+  #poked = false;
+  /** How long to wait before looking again at due work the last claims could not take. */
+  #blockedPollMs = MIN_BLOCKED_POLL_MS;
+  #unsubscribe: (() => void) | null = null;
+  #sweeper: NodeJS.Timeout | null = null;
+  /** Aborted when a stop's grace period is over: the requests still open are ended. */
+  #cancel = new AbortController();
+
+  constructor(options: DeliveryWorkerOptions) {
+    this.#options = options;
+    this.workerId = options.workerId ?? `delivery-${randomUUID()}`;
+  }
+
+  /** Starts claiming and delivering; resolves once wake-ups are being received. */
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    this.#cancel = new AbortController();
+    const subscription = this.#options.store.onWork((event) => {
+      if (event.kind === 'callback') this.#poke();
+    });
+    this.#unsubscribe = subscription;
+    await subscription.ready;
+    this.#loop = this.#run();
+    this.#sweeper = setInterval(() => {
+      this.sweepResults().catch((error: unknown) => this.#options.onError?.(error));
+    }, 10 * 60_000);
+    this.#sweeper.unref();
+  }
+
+  /**
+   * Stops claiming, waits up to `graceMs` for deliveries in flight, then ends the requests still
+   * open (each recorded as a cancelled attempt, due again at once) and gives back every lease
+   * still held, so another worker (or the next start) takes them at once. Ending the requests
+   * first means no other worker sends a callback while this one's request for it is still open.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    this.#poke();
+    this.#unsubscribe?.();
+    await this.#loop;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.all(this.#inflight), timeout]);
+    clearTimeout(timer);
+    this.#cancel.abort();
+    await Promise.all(this.#inflight);
+    await this.#options.store.releaseLeases(this.workerId);
+  }
+
+  /**
+   * Removes the result files of callbacks that are final (delivered, gone, dead) since longer
+   * than the retention period. A redelivery after that ends dead with `result_missing`.
+   * Returns how many files were removed.
+   */
+  async sweepResults(now = Date.now()): Promise<number> {
+    const { store, blobs } = this.#options;
+    const retention = this.#options.retentionMs ?? 24 * 3_600_000;
+    let removed = 0;
+    for (const key of await blobs.keys()) {
+      const callback = await store.getCallback(key.slice(0, key.lastIndexOf('.')));
+      if (!callback || !FINAL_CALLBACK_STATES.includes(callback.state)) continue;
+      if ((callback.finished_at ?? now) + retention > now) continue;
+      await blobs.remove(key);
+      removed++;
+    }
+    return removed;
+  }
+
+  /** Deliveries in flight now. */
+  get inflight(): number {
+    return this.#inflight.size;
+  }
+
+  async #run(): Promise<void> {
+    const { store } = this.#options;
+    const concurrency = this.#options.concurrency ?? 16;
+    while (this.#running) {
+      // Whatever is announced from here on may have been missed by this claim: look again.
+      this.#poked = false;
+      const claimedAt = Date.now();
+      let claimed: ClaimedCallback[] = [];
+      const free = concurrency - this.#inflight.size;
+      if (free > 0) {
+        try {
+          claimed = await store.claimCallbacks(this.workerId, {
+            limit: free,
+            leaseMs: this.#options.leaseMs ?? 10 * 60_000,
+            perEndpointLimit: this.#options.perEndpointLimit ?? 4,
+          });
+        } catch (error) {
+          this.#options.onError?.(error);
+        }
+      }
+      for (const item of claimed) {
+        const delivery = this.#deliver(item).catch((error: unknown) => this.#options.onError?.(error));
+        this.#inflight.add(delivery);
+        void delivery.finally(() => {
+          this.#inflight.delete(delivery);
+          this.#poke();
+        });
+      }
+      if (claimed.length > 0) this.#blockedPollMs = MIN_BLOCKED_POLL_MS;
+      if (claimed.length === free && free > 0) continue; // there may be more due right now
+      await this.#sleep(claimedAt);
+    }
+  }
+
+  /** Wakes the loop now if it sleeps, else makes its next sleep return at once. */
+  #poke(): void {
+    if (this.#wake) this.#wake();
+    else this.#poked = true;
+  }
+
+  /**
+   * Waits for a wake-up, a finished delivery, or the next due time. Work that was already due
+   * when the last claim began, yet was not taken, is blocked (its receiver is at its cap, or
+   * another worker's claim had it locked): asking again at once would spin on the store, and on
+   * SQLite, whose calls never yield to I/O, starve the very deliveries that would free a slot.
+   * So it is looked at again after a pause that doubles while it stays blocked.
+   */
+  async #sleep(claimedAt: number): Promise<void> {
+    const next = await this.#options.store.nextDueAt('callback').catch(() => null);
+    const delay = next === null ? 60_000 : Math.max(0, Math.min(60_000, next - Date.now()));
+    // A wake-up during the claim or the query above would otherwise be lost for up to a minute.
+    if (this.#poked || !this.#running) return;
+    const blocked = next !== null && next <= claimedAt;
+    if (!blocked) this.#blockedPollMs = MIN_BLOCKED_POLL_MS;
+    if (delay === 0 && !blocked && this.#inflight.size < (this.#options.concurrency ?? 16)) return;
+    let wait = delay || 1_000;
+    if (blocked) {
+      wait = this.#blockedPollMs;
+      this.#blockedPollMs = Math.min(1_000, this.#blockedPollMs * 2);
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, wait);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+    });
+    this.#wake = null;
+  }
+
+  async #deliver({ callback, operation }: ClaimedCallback): Promise<void> {
+    const { blobs, sender } = this.#options;
+    let filePath: string | null = null;
+    if (operation.state === 'succeeded' && operation.result) {
+      filePath = blobs.pathOf(operation.result.key);
+      if (!(await blobs.exists(operation.result.key))) {
+        const attempt: AttemptResult = {
+          at: new Date().toISOString(),
+          duration_ms: 0,
+          status_code: null,
+          error: 'result_missing: the result file is no longer kept',
+          response_head: null,
+          verdict: 'refused',
+          retry_after_ms: null,
+        };
+        await this.#record(callback, attempt, { state: 'dead' });
+        return;
+      }
+    }
+    await this.#enterCircuit(callback.endpoint_key);
+    const cancel = this.#cancel.signal;
+    const attempt = await sender.send(operation.webhook_url, outgoingCallbackOf(operation, filePath), cancel);
+    if (cancel.aborted && attempt.error?.startsWith(CANCELLED)) {
+      // Ended by stop(), not by the receiver: no mark against it, and due again at once.
+      await this.#record(callback, attempt, { state: 'retrying', next_attempt_at: Date.now() });
+      return;
+    }
+    const next = this.#nextState(callback, attempt);
+    // The circuit first: recording the attempt frees the receiver's slot, and a claim made in
+    // between must already see the circuit this failure opened.
+    if (attempt.verdict !== 'refused')
+      await this.#updateCircuit(callback.endpoint_key, attempt.verdict === 'retry');
+    await this.#record(callback, attempt, next);
+  }
+
+  #nextState(callback: CallbackRecord, attempt: AttemptResult): NextCallbackState {
+    switch (attempt.verdict) {
+      case 'delivered':
+        return { state: 'delivered' };
+      case 'gone':
+        return { state: 'gone' };
+      case 'refused':
+        return { state: 'dead' };
+      case 'retry': {
+        const policy = this.#options.retry ?? DEFAULT_RETRY_POLICY;
+        const delay = nextRetryDelay(policy, callback.round_attempt_count + 1, attempt.retry_after_ms);
+        return delay === null
+          ? { state: 'dead' }
+          : { state: 'retrying', next_attempt_at: Date.now() + delay };
+      }
+    }
+  }
+
+  async #record(callback: CallbackRecord, attempt: AttemptResult, next: NextCallbackState): Promise<void> {
+    await this.#options.store.recordAttempt(
+      callback.id_gen,
+      this.workerId,
+      {
+        at: Date.parse(attempt.at),
+        duration_ms: attempt.duration_ms,
+        status_code: attempt.status_code,
+        error: attempt.error,
+        response_head: attempt.response_head,
+      },
+      next,
+    );
+    this.#options.onAttempt?.({ id_gen: callback.id_gen, endpoint: callback.endpoint_key, attempt, next });
+  }
+
+  /** An open circuit whose pause is over lets this attempt through as the probe. */
+  async #enterCircuit(key: string): Promise<void> {
+    const endpoint = await this.#options.store.getEndpoint(key);
+    if (endpoint.circuit_state === 'open' && (endpoint.open_until ?? 0) <= Date.now()) {
+      await this.#options.store.updateEndpoint(key, { ...endpoint, circuit_state: 'half_open' });
+    }
+  }
+
+  async #updateCircuit(key: string, failed: boolean): Promise<void> {
+    const { store } = this.#options;
+    const policy = this.#options.circuit ?? DEFAULT_CIRCUIT_POLICY;
+    const endpoint = await store.getEndpoint(key);
+    if (!failed) {
+      if (endpoint.circuit_state !== 'closed' || endpoint.consecutive_failures !== 0) {
+        await store.updateEndpoint(key, {
+          circuit_state: 'closed',
+          consecutive_failures: 0,
+          open_until: null,
+        });
+      }
+      return;
+    }
+    const failures = endpoint.consecutive_failures + 1;
+    if (failures < policy.failureThreshold) {
+      await store.updateEndpoint(key, { ...endpoint, consecutive_failures: failures });
+      return;
+    }
+    const openings = failures - policy.failureThreshold;
+    const pause = Math.min(policy.maxOpenMs, policy.openMs * 2 ** Math.min(openings, 20));
+    await store.updateEndpoint(key, {
+      circuit_state: 'open',
+      consecutive_failures: failures,
+      open_until: Date.now() + pause,
+    });
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * Delivering callbacks: the sender (pooled, guarded, signed), the retry policy, the worker
+ * that drains the durable outbox, the blob store of result files, and the SSRF guard.
+ */
+export { DirectoryBlobStore } from './blob-store.ts';
+export {
+  type AttemptResult,
+  type AttemptVerdict,
+  CallbackSender,
+  type CallbackSenderOptions,
+  CANCELLED,
+  describeNetworkError,
+} from './callback-sender.ts';
+export {
+  type CircuitPolicy,
+  DEFAULT_CIRCUIT_POLICY,
+  DeliveryWorker,
+  type DeliveryWorkerOptions,
+  outgoingCallbackOf,
+} from './delivery-worker.ts';
+export {
+  DEFAULT_RETRY_POLICY,
+  DEFAULT_RETRY_SCHEDULE_MS,
+  nextRetryDelay,
+  parseRetryAfter,
+  type RetryPolicy,
+} from './retry-policy.ts';
+export * from './ssrf/index.ts';

@@ -1,0 +1,74 @@
+/**
+ * When to try a callback again (PRODUCT §2): after the first try, 5 s, 5 min, 30 min, 2 h,
+ * 5 h, 10 h and 10 h, each ±20 % so that many callbacks failing together do not come back
+ * together; a `Retry-After` from the receiver is honoured within bounds.
+ */
+
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3_600_000,
+  5 * 3_600_000,
+  10 * 3_600_000,
+  10 * 3_600_000,
+];
+
+export interface RetryPolicy {
+  /** Delays after the 1st, 2nd, … failed attempt; after the last, the callback is dead. */
+  schedule: readonly number[];
+  /** Fraction of random spread around each delay (0.2 = ±20 %). */
+  jitter: number;
+  /** Bounds a `Retry-After` is held within. */
+  retryAfterMinMs: number;
+  retryAfterMaxMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  schedule: DEFAULT_RETRY_SCHEDULE_MS,
+  jitter: 0.2,
+  retryAfterMinMs: 1_000,
+  retryAfterMaxMs: 12 * 3_600_000,
+});
+
+/**
+ * The delay before the next attempt after `failedAttempts` failures, or null when the
+ * schedule is used up (the callback is dead).
+ *
+ * @example
+ * nextRetryDelay(DEFAULT_RETRY_POLICY, 1); // about 5000 (4000 to 6000)
+ * nextRetryDelay(DEFAULT_RETRY_POLICY, 8); // null
+ */
+export function nextRetryDelay(
+  policy: RetryPolicy,
+  failedAttempts: number,
+  retryAfterMs: number | null = null,
+  random: () => number = Math.random,
+): number | null {
+  const base = policy.schedule[failedAttempts - 1];
+  if (base === undefined) return null;
+  if (retryAfterMs !== null) {
+    return Math.min(policy.retryAfterMaxMs, Math.max(policy.retryAfterMinMs, retryAfterMs));
+  }
+  const spread = base * policy.jitter;
+  return Math.max(0, Math.round(base - spread + random() * 2 * spread));
+}
+
+/**
+ * Milliseconds a `Retry-After` header asks for: delta-seconds or an HTTP date (RFC 9110
+ * §10.2.3); null when absent or unreadable.
+ *
+ * @example
+ * parseRetryAfter('120'); // 120000
+ */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
+  if (value === undefined) return null;
+  const text = value.trim();
+  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+  // Date.parse reads nearly anything (`1.5` and `-1` as days of 2001, hence "retry now"); every
+  // HTTP-date form (IMF-fixdate, RFC 850, asctime) starts with the day's name.
+  if (!/^[A-Za-z]{3,9},? /.test(text)) return null;
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return null;
+  return Math.max(0, date - now);
+}

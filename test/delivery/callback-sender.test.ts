@@ -1,0 +1,214 @@
+/**
+ * The sender alone, against servers on 127.0.0.1: the request it makes, and how each way a
+ * receiver can fail (no answer, a stalled answer, a reset, a stalled upload, nothing listening)
+ * becomes an attempt. No store is involved.
+ */
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CANCELLED, CallbackSender, type CallbackSenderOptions } from '../../src/delivery/index.ts';
+import type { OutgoingCallback } from '../../src/protocol/index.ts';
+import { jpegBytes } from './harness.ts';
+import { LOOPBACK, type RecordingReceiver, startDeafServer, startRecordingReceiver } from './receivers.ts';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+function sender(options: CallbackSenderOptions = {}): CallbackSender {
+  const made = new CallbackSender({ ssrf: { allowPrivate: true }, ...options });
+  closers.push(() => made.close());
+  return made;
+}
+
+async function receiver(script?: RecordingReceiver['script']): Promise<RecordingReceiver> {
+  const made = await startRecordingReceiver({ script });
+  closers.push(() => made.close());
+  return made;
+}
+
+const errorCallback: OutgoingCallback = {
+  family: 'B',
+  event: 'error',
+  status: 'error',
+  id_gen: 'op-error-1',
+  time_gen: '2025-01-01T00:00:00.000Z',
+  message: 'the prompt was refused',
+};
+
+let dir: string;
+let bigFile: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'mediahook-sender-'));
+  // Larger than every buffer between a sender and a receiver that does not read.
+  bigFile = join(dir, 'big.jpg');
+  writeFileSync(bigFile, jpegBytes(24 * 1024 * 1024));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function bigCallback(): OutgoingCallback {
+  return {
+    ...errorCallback,
+    family: 'A',
+    event: 'success',
+    file: bigFile,
+    mediaType: 'image/jpeg',
+  } as OutgoingCallback;
+}
+
+describe('the request', () => {
+  it('says User-Agent mediahook/<package version>, with a Content-Length and no chunking', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    const r = await receiver();
+    const attempt = await sender().send(r.url('op-error-1'), errorCallback);
+    expect(attempt.verdict).toBe('delivered');
+    const [request] = r.requests;
+    expect(request?.headers['user-agent']).toBe(`mediahook/${version}`);
+    expect(request?.headers['transfer-encoding']).toBeUndefined();
+    expect(Number(request?.headers['content-length'])).toBeGreaterThan(0);
+    expect(r.outcomes[0]?.verdict).toBe('accepted');
+  });
+
+  it('keeps the first bytes of a long answer, as many as asked', async () => {
+    const r = await receiver(() => ({ status: 200, body: `ok${'x'.repeat(10_000)}` }));
+    const attempt = await sender({ responseHeadBytes: 100 }).send(r.url('a'), errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'delivered', status_code: 200, error: null });
+    expect(attempt.response_head).toBe(`ok${'x'.repeat(98)}`);
+  });
+
+  it.each([
+    ['delta seconds', '7', 7_000],
+    ['an HTTP date', 'Wed, 21 Oct 2099 07:28:00 GMT', Date.parse('2099-10-21T07:28:00Z')],
+  ])('reads Retry-After given as %s', async (_, header, expected) => {
+    const r = await receiver(() => ({ status: 503, headers: { 'retry-after': header } }));
+    const before = Date.now();
+    const attempt = await sender().send(r.url('a'), errorCallback);
+    expect(attempt.verdict).toBe('retry');
+    const wanted = expected > 1e12 ? expected - before : expected;
+    expect(Math.abs(attempt.retry_after_ms! - wanted)).toBeLessThan(2_000);
+  });
+
+  it('ignores Retry-After on a success', async () => {
+    const r = await receiver(() => ({ status: 202, headers: { 'retry-after': '30' } }));
+    const attempt = await sender().send(r.url('a'), errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'delivered', status_code: 202, retry_after_ms: null });
+  });
+});
+
+describe('failures without an answer', () => {
+  it('gives up on an answer that does not come within responseTimeoutMs', async () => {
+    const r = await receiver(() => 'hang');
+    const attempt = await sender({ responseTimeoutMs: 300 }).send(r.url('a'), errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'retry', status_code: null });
+    expect(attempt.error).toMatch(/^response_timeout: no answer within the limit after \d+ of \d+ bytes$/);
+    expect(attempt.duration_ms).toBeGreaterThanOrEqual(250);
+    expect(attempt.duration_ms).toBeLessThan(3_000);
+  });
+
+  it('says so when the receiver drops the connection', async () => {
+    const r = await receiver(() => 'reset');
+    const attempt = await sender().send(r.url('a'), errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'retry', status_code: null });
+    expect(attempt.error).toMatch(/^connection_reset: /);
+  });
+
+  it('says so when the receiver drops the connection in the middle of the upload', async () => {
+    const dropping = await startDeafServer({ resetAfterBytes: 64 * 1024 });
+    closers.push(() => dropping.close());
+    const attempt = await sender().send(`http://${LOOPBACK}:${dropping.port}/hook`, bigCallback());
+    expect(attempt).toMatchObject({ verdict: 'retry', status_code: null });
+    expect(attempt.error).toMatch(/^connection_reset: .* after \d+ of 25166\d{3} bytes$/);
+  });
+
+  it('says so when nothing listens', async () => {
+    // A port that was just free: listen, note it, close.
+    const probe = createNetServer();
+    await new Promise<void>((resolve) => probe.listen(0, LOOPBACK, resolve));
+    const { port } = probe.address() as { port: number };
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const attempt = await sender().send(`http://${LOOPBACK}:${port}/hook`, errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'retry', status_code: null });
+    expect(attempt.error).toMatch(/^connection_refused: /);
+  });
+
+  it('frees the slot of a receiver that stops reading the upload (minimum rate)', async () => {
+    const deaf = await startDeafServer();
+    closers.push(() => deaf.close());
+    // The response timeout is far off: only the rate check can end this attempt soon.
+    const attempt = await sender({
+      responseTimeoutMs: 60_000,
+      uploadStallWindowMs: 300,
+      minUploadBytesPerSecond: 1024 * 1024,
+    }).send(`http://${LOOPBACK}:${deaf.port}/hook`, bigCallback());
+    expect(attempt).toMatchObject({ verdict: 'retry', status_code: null });
+    expect(attempt.error).toMatch(
+      /^upload_stalled: fewer than 1048576 B\/s for 0\.3 s after \d+ of \d+ bytes$/,
+    );
+    expect(attempt.duration_ms).toBeLessThan(5_000);
+  });
+
+  it('frees the slot of a receiver that stops reading the upload (pause longer than the response timeout)', async () => {
+    const deaf = await startDeafServer();
+    closers.push(() => deaf.close());
+    const attempt = await sender({ responseTimeoutMs: 400 }).send(
+      `http://${LOOPBACK}:${deaf.port}/hook`,
+      bigCallback(),
+    );
+    expect(attempt).toMatchObject({ verdict: 'retry', status_code: null });
+    expect(attempt.error).toMatch(/^response_timeout: /);
+    const sent = Number(/after (\d+) of/.exec(attempt.error ?? '')?.[1]);
+    expect(sent).toBeLessThan(24 * 1024 * 1024);
+    expect(attempt.duration_ms).toBeLessThan(5_000);
+  });
+
+  it('ends a request at once when its signal is aborted', async () => {
+    const r = await receiver(() => 'hang');
+    const cancel = new AbortController();
+    const sending = sender().send(r.url('a'), errorCallback, cancel.signal);
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => r.requests.length > 0 && (clearInterval(poll), resolve()), 10);
+    });
+    cancel.abort();
+    const attempt = await sending;
+    expect(attempt.verdict).toBe('retry');
+    expect(attempt.error?.startsWith(CANCELLED)).toBe(true);
+    expect(attempt.duration_ms).toBeLessThan(1_000);
+  });
+});
+
+describe('answers that are not a plain success', () => {
+  it('counts a 2xx whose body then stalls as delivered, keeping what came', async () => {
+    // Announces 100 bytes, sends 7, then nothing: the answer's body stalls.
+    const stalling = await receiver(() => ({
+      status: 200,
+      headers: { 'content-length': '100' },
+      body: 'partial',
+    }));
+    const attempt = await sender({ responseTimeoutMs: 300 }).send(stalling.url('a'), errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'delivered', status_code: 200 });
+    expect(attempt.response_head).toBe('partial');
+  });
+
+  it('does not follow a redirect and says why it retries', async () => {
+    const target = await receiver();
+    const r = await receiver(() => ({ status: 307, headers: { location: target.url('b') } }));
+    const attempt = await sender().send(r.url('a'), errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'retry', status_code: 307 });
+    expect(attempt.error).toBe(`redirect not followed (Location: ${target.url('b')})`);
+    expect(target.connections).toBe(0);
+  });
+
+  it('refuses localhost under the default policy without dialling', async () => {
+    const r = await receiver();
+    const attempt = await new CallbackSender().send(`http://localhost:${r.port}/hook`, errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'refused', status_code: null });
+    expect(attempt.error).toMatch(/^refused by the SSRF guard: localhost is loopback/);
+    expect(r.connections).toBe(0);
+  });
+});

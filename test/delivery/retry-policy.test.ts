@@ -1,0 +1,83 @@
+/**
+ * The retry schedule and Retry-After, as pure functions: which delay follows which failure, the
+ * jitter's bounds, when the schedule is used up, and which Retry-After texts count.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_RETRY_POLICY,
+  DEFAULT_RETRY_SCHEDULE_MS,
+  nextRetryDelay,
+  parseRetryAfter,
+  type RetryPolicy,
+} from '../../src/delivery/index.ts';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+describe('nextRetryDelay', () => {
+  it('follows the documented default schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', () => {
+    expect(DEFAULT_RETRY_SCHEDULE_MS).toEqual([
+      5_000,
+      5 * MINUTE,
+      30 * MINUTE,
+      2 * HOUR,
+      5 * HOUR,
+      10 * HOUR,
+      10 * HOUR,
+    ]);
+    const middle = () => 0.5;
+    expect([1, 2, 3, 4, 5, 6, 7].map((n) => nextRetryDelay(DEFAULT_RETRY_POLICY, n, null, middle))).toEqual(
+      DEFAULT_RETRY_SCHEDULE_MS,
+    );
+  });
+
+  it('spreads each delay by ±20 % at most', () => {
+    expect(nextRetryDelay(DEFAULT_RETRY_POLICY, 1, null, () => 0)).toBe(4_000);
+    expect(nextRetryDelay(DEFAULT_RETRY_POLICY, 1, null, () => 0.999999)).toBe(6_000);
+    expect(nextRetryDelay(DEFAULT_RETRY_POLICY, 2, null, () => 0)).toBe(4 * MINUTE);
+  });
+
+  it('is used up after the last delay: the callback is then dead', () => {
+    expect(nextRetryDelay(DEFAULT_RETRY_POLICY, 7)).not.toBeNull();
+    expect(nextRetryDelay(DEFAULT_RETRY_POLICY, 8)).toBeNull();
+    // A Retry-After does not extend a used-up schedule.
+    expect(nextRetryDelay(DEFAULT_RETRY_POLICY, 8, 1_000)).toBeNull();
+  });
+
+  it('honours Retry-After within the policy bounds instead of the schedule', () => {
+    const policy: RetryPolicy = {
+      schedule: [100, 200],
+      jitter: 0,
+      retryAfterMinMs: 50,
+      retryAfterMaxMs: 1_000,
+    };
+    expect(nextRetryDelay(policy, 1, 700)).toBe(700);
+    expect(nextRetryDelay(policy, 1, 5)).toBe(50);
+    expect(nextRetryDelay(policy, 2, 3_600_000)).toBe(1_000);
+    expect(nextRetryDelay(DEFAULT_RETRY_POLICY, 1, 0)).toBe(1_000);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const now = Date.parse('2025-01-01T00:00:00Z');
+
+  it.each([
+    ['120', 120_000],
+    [' 5 ', 5_000],
+    ['0', 0],
+    ['Wed, 01 Jan 2025 00:02:00 GMT', 120_000],
+    ['Wednesday, 01-Jan-25 00:00:30 GMT', 30_000],
+    ['Tue, 31 Dec 2024 23:00:00 GMT', 0],
+  ])('reads %j as %d ms', (text, ms) => {
+    expect(parseRetryAfter(text, now)).toBe(ms);
+  });
+
+  // Not delta-seconds and not an HTTP-date; some of them Date.parse would take as days of 2001.
+  it.each(['1.5', '-1', '120s', 'soon', '', '0x10', '1e3'])('ignores %j', (text) => {
+    expect(parseRetryAfter(text, now)).toBeNull();
+  });
+
+  it('has nothing to read when the header is absent', () => {
+    expect(parseRetryAfter(undefined, now)).toBeNull();
+  });
+});

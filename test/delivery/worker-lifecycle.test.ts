@@ -1,0 +1,162 @@
+/**
+ * A worker's life around the queue, on both stores: wake-ups are not lost, a graceful stop hands
+ * its callbacks over at once, redelivery sends again, and the retention sweep removes result
+ * files of final callbacks only.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DeliveryFixture, deliveryBackends, instrument, waitFor, waitForStates } from './harness.ts';
+import { type RecordingReceiver, startRecordingReceiver } from './receivers.ts';
+
+const backends = await deliveryBackends('delivery worker lifecycle');
+
+describe.each(backends)('delivery worker lifecycle on $name', (kind) => {
+  let f: DeliveryFixture;
+  let receiver: RecordingReceiver;
+
+  beforeEach(async () => {
+    f = await DeliveryFixture.create(kind);
+    receiver = await startRecordingReceiver();
+    f.defer(() => receiver.close());
+  });
+  afterEach(async () => {
+    await f.dispose();
+  });
+
+  it('does not lose a wake-up that arrives while it asks the store when work is due', async () => {
+    const slow = instrument(f.store);
+    let release = () => {};
+    slow.holdNextDueAt = new Promise<void>((resolve) => (release = resolve));
+    const asked = slow.nextDueAtCalled();
+    await f.worker({ store: slow.store });
+    // The worker found nothing due and is asking when something will be; meanwhile work comes.
+    await asked;
+    // Heard here means heard by the worker too: the store tells its listeners in turn.
+    const heard = new Promise<void>((resolve) => {
+      const subscription = f.store.onWork((event) => {
+        if (event.kind !== 'callback') return;
+        subscription();
+        resolve();
+      });
+    });
+    const id = await f.finished(receiver.url, 'error');
+    await heard;
+    slow.holdNextDueAt = null;
+    release();
+    // Its answer ("nothing is due") is stale by now; a minute's sleep on it would miss the work.
+    await waitForStates(f, [id], 'delivered', 2_000);
+  });
+
+  it('stops promptly even when asked while it is between claims', async () => {
+    const slow = instrument(f.store);
+    let release = () => {};
+    slow.holdNextDueAt = new Promise<void>((resolve) => (release = resolve));
+    const asked = slow.nextDueAtCalled();
+    const worker = await f.worker({ store: slow.store });
+    await asked;
+    const stopped = worker.stop(0);
+    slow.holdNextDueAt = null;
+    release();
+    const started = Date.now();
+    await stopped;
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('ends its open requests when the grace period is over and hands the callbacks over at once', async () => {
+    // The first worker's requests get no answer, so they are still in flight when it stops.
+    receiver.script = (r) => (r.n <= 3 ? 'hang' : 'real');
+    const ids = await f.finishedMany(3, receiver.url);
+    const first = await f.worker({ workerId: 'first', concurrency: 3, leaseMs: 60_000 });
+    await waitFor('three requests in flight', () => receiver.requests.length === 3);
+    const stopping = Date.now();
+    await first.stop(200);
+    expect(Date.now() - stopping).toBeLessThan(2_000);
+    // Ended (the connections closed without an answer), not left open for another worker to overlap.
+    await waitFor(
+      'the receiver to see the requests end',
+      () => receiver.requests.every((r) => r.endedAt !== null && r.status === null),
+      1_000,
+    );
+    for (const id of ids) {
+      const callback = await f.store.getCallback(id);
+      expect(callback).toMatchObject({ state: 'retrying', lease_owner: null });
+      expect(callback!.next_attempt_at!).toBeLessThanOrEqual(Date.now());
+    }
+
+    // The leases run for a minute; the second worker must not wait for them.
+    const handedOver = Date.now();
+    await f.worker({ workerId: 'second', leaseMs: 60_000 });
+    await waitForStates(f, ids, 'delivered', 3_000);
+    expect(Date.now() - handedOver).toBeLessThan(3_000);
+    for (const id of ids) {
+      const attempts = await f.store.listAttempts(id);
+      expect(attempts.map((a) => [a.worker_id, a.status_code])).toEqual([
+        ['first', null],
+        ['second', 200],
+      ]);
+      expect(attempts[0]?.error).toMatch(/^cancelled: /);
+    }
+    expect(receiver.overlaps).toEqual([]);
+    // A stop is not the receiver's fault: no failure counted against it.
+    expect((await f.store.getEndpoint(`127.0.0.1:${receiver.port}`)).consecutive_failures).toBe(0);
+  });
+
+  it('waits for deliveries that finish within the grace period and records them', async () => {
+    receiver.script = () => ({ status: 200, body: 'ok', delayMs: 300 });
+    const [id] = await f.finishedMany(1, receiver.url);
+    const worker = await f.worker({ workerId: 'patient' });
+    await waitFor('the request', () => receiver.requests.length === 1);
+    await worker.stop(5_000);
+    const attempts = await f.store.listAttempts(id!);
+    expect(attempts.map((a) => [a.worker_id, a.status_code])).toEqual([['patient', 200]]);
+    expect(await f.state(id!)).toBe('delivered');
+  });
+
+  it('sends a delivered callback again on redeliver, in a new round', async () => {
+    const id = await f.finished(receiver.url);
+    await f.worker();
+    await waitForStates(f, [id], 'delivered');
+    await f.store.redeliver(id);
+    await waitFor('the second delivery', async () => (await f.store.listAttempts(id)).length === 2);
+    await waitForStates(f, [id], 'delivered');
+    expect(receiver.countsById().get(id)).toBe(2);
+    expect(receiver.outcomes.map((o) => o.verdict)).toEqual(['accepted', 'duplicate']);
+    const attempts = await f.store.listAttempts(id);
+    expect(attempts.map((a) => [a.round, a.status_code])).toEqual([
+      [1, 200],
+      [2, 200],
+    ]);
+    expect(attempts[1]?.response_head).toContain('"duplicate":true');
+  });
+
+  it('sweeps result files of final callbacks after the retention; a later redeliver ends result_missing', async () => {
+    const retentionMs = 60_000;
+    // One receiver answers 503 and is retried only after a minute: that callback stays retrying.
+    const waiting = await startRecordingReceiver({ script: () => ({ status: 503 }) });
+    f.defer(() => waiting.close());
+    const delivered = await f.finished(receiver.url);
+    const retrying = await f.finished(waiting.url);
+    const worker = await f.worker({
+      retentionMs,
+      retry: { schedule: [60_000], jitter: 0, retryAfterMinMs: 0, retryAfterMaxMs: 0 },
+    });
+    await waitForStates(f, [delivered], 'delivered');
+    await waitForStates(f, [retrying], 'retrying');
+    const keyOf = async (id: string) => (await f.store.getOperationRecord(id))!.result!.key;
+
+    expect(await worker.sweepResults(Date.now())).toBe(0);
+    expect(await f.blobs.exists(await keyOf(delivered))).toBe(true);
+
+    expect(await worker.sweepResults(Date.now() + retentionMs + 1_000)).toBe(1);
+    expect(await f.blobs.exists(await keyOf(delivered))).toBe(false);
+    // Not final yet: its file is still needed, however old.
+    expect(await f.blobs.exists(await keyOf(retrying))).toBe(true);
+
+    await f.store.redeliver(delivered);
+    await waitForStates(f, [delivered], 'dead');
+    const attempts = await f.store.listAttempts(delivered);
+    expect(attempts).toHaveLength(2);
+    expect(attempts[1]).toMatchObject({ round: 2, status_code: null });
+    expect(attempts[1]?.error).toMatch(/^result_missing/);
+    expect(receiver.countsById().get(delivered)).toBe(1);
+  });
+});
