@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DirectoryBlobStore } from '../delivery/index.ts';
+import type { OperationRecord, Store } from '../store/index.ts';
+import type { Generator } from './generators/index.ts';
+
+export interface GenerationWorkerOptions {
+  store: Store;
+  blobs: DirectoryBlobStore;
+  generator: Generator;
+  /** Scratch space for generators; each operation gets its own folder, removed afterwards. */
+  workDir: string;
+  workerId?: string;
+  /** Generations at once (2). */
+  concurrency?: number;
+  /** Lease on a running operation; renewed while it runs (60 s). */
+  leaseMs?: number;
+  /** Told when an operation finishes. */
+  onFinished?: (event: { id_gen: string; state: 'succeeded' | 'failed'; ms: number; error?: string }) => void;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Runs queued operations: claims one under a lease, generates, keeps the file in the blob
+ * store and finishes the operation, which enqueues its callback in the same transaction. A
+ * generator failure (or `fail_with`) becomes an error callback with the failure's text. A
+ * worker that dies mid-generation loses its lease; the operation is then taken again.
+ *
+ * @example
+ * const worker = new GenerationWorker({ store, blobs, generator: builtInGenerator(), workDir: '/tmp/mh' });
+ * await worker.start();
+ */
+export class GenerationWorker {
+  readonly workerId: string;
+  readonly #options: GenerationWorkerOptions;
+  readonly #inflight = new Set<Promise<void>>();
+  readonly #abort = new AbortController();
+  #running = false;
+  #loop: Promise<void> | null = null;
+  #wake: (() => void) | null = null;
+  #unsubscribe: (() => void) | null = null;
+
+  constructor(options: GenerationWorkerOptions) {
+    this.#options = options;
+    this.workerId = options.workerId ?? `generation-${randomUUID()}`;
+  }
+
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    const subscription = this.#options.store.onWork((event) => {
+      if (event.kind === 'operation') this.#wake?.();
+    });
+    this.#unsubscribe = subscription;
+    await subscription.ready;
+    this.#loop = this.#run();
+  }
+
+  /** Stops taking operations; those running are given up to `graceMs`, then aborted and released. */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    this.#unsubscribe?.();
+    this.#wake?.();
+    await this.#loop;
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.race([Promise.all(this.#inflight), timeout]);
+    this.#abort.abort(new Error('the service is stopping'));
+    await Promise.all(this.#inflight);
+    await this.#options.store.releaseLeases(this.workerId);
+  }
+
+  async #run(): Promise<void> {
+    const concurrency = this.#options.concurrency ?? 2;
+    const leaseMs = this.#options.leaseMs ?? 60_000;
+    while (this.#running) {
+      let operation: OperationRecord | undefined;
+      if (this.#inflight.size < concurrency) {
+        try {
+          operation = await this.#options.store.claimOperation(this.workerId, leaseMs);
+        } catch (error) {
+          this.#options.onError?.(error);
+        }
+      }
+      if (operation) {
+        const job = this.#generate(operation, leaseMs).catch((error: unknown) =>
+          this.#options.onError?.(error),
+        );
+        this.#inflight.add(job);
+        void job.finally(() => {
+          this.#inflight.delete(job);
+          this.#wake?.();
+        });
+        continue;
+      }
+      await this.#sleep();
+    }
+  }
+
+  async #sleep(): Promise<void> {
+    const next = await this.#options.store.nextDueAt('operation').catch(() => null);
+    const delay = next === null ? 60_000 : Math.max(50, Math.min(60_000, next - Date.now()));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, delay);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+    });
+    this.#wake = null;
+  }
+
+  async #generate(operation: OperationRecord, leaseMs: number): Promise<void> {
+    const { store, blobs, generator } = this.#options;
+    const started = performance.now();
+    const renew = setInterval(() => {
+      store.renewOperationLease(operation.id_gen, this.workerId, leaseMs).catch(() => {});
+    }, leaseMs / 3);
+    renew.unref();
+    const workDir = await mkdtemp(join(this.#options.workDir, 'op-'));
+    try {
+      let outcome: Parameters<Store['finishOperation']>[1];
+      try {
+        const media = await generator.generate(
+          {
+            id_gen: operation.id_gen,
+            kind: operation.kind,
+            family: operation.family,
+            prompt: operation.prompt,
+            fail_with: operation.fail_with,
+          },
+          { workDir, signal: this.#abort.signal },
+        );
+        const key = await blobs.putFile(operation.id_gen, media.path, media.mediaType);
+        outcome = { state: 'succeeded', result: { key, media_type: media.mediaType, bytes: media.bytes } };
+      } catch (error) {
+        if (this.#abort.signal.aborted) return; // stopping: the released lease lets it run again
+        outcome = { state: 'failed', message: error instanceof Error ? error.message : String(error) };
+      }
+      await store.finishOperation(operation.id_gen, outcome);
+      this.#options.onFinished?.({
+        id_gen: operation.id_gen,
+        state: outcome.state,
+        ms: performance.now() - started,
+        ...(outcome.state === 'failed' ? { error: outcome.message } : {}),
+      });
+    } finally {
+      clearInterval(renew);
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,27 @@
+/** Where structured logs go: one JSON object per line. */
+export type LogSink = (line: string) => void;
+
+export type Logger = (
+  level: 'info' | 'warn' | 'error',
+  event: string,
+  fields?: Record<string, unknown>,
+) => void;
+
+/**
+ * A structured logger: `{"time","level","event",…fields}` per line, on stderr by default
+ * (stdout stays for machine output).
+ *
+ * @example
+ * const log = jsonLogger();
+ * log('info', 'operation_created', { id_gen });
+ */
+export function jsonLogger(sink: LogSink = (line) => process.stderr.write(line)): Logger {
+  return (level, event, fields = {}) => {
+    const entry: Record<string, unknown> = { time: new Date().toISOString(), level, event, ...fields };
+    if (fields.error instanceof Error) entry.error = fields.error.message;
+    sink(`${JSON.stringify(entry)}\n`);
+  };
+}
+
+/** A logger that drops everything. */
+export const silentLogger: Logger = () => {};

@@ -1,0 +1,165 @@
+import { version } from '../version.ts';
+import {
+  ATTEMPT_SCHEMA,
+  CALLBACK_SCHEMAS,
+  CREATE_OPERATION_SCHEMA,
+  ENDPOINT_SCHEMA,
+  ERROR_SCHEMA,
+  OPERATION_LIST_SCHEMA,
+  OPERATION_SCHEMA,
+} from './api-schemas.ts';
+
+const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
+const errorResponse = (description: string) => ({ description, content: json('Error') });
+
+function webhook(
+  name: keyof typeof CALLBACK_SCHEMAS,
+  summary: string,
+  filePart?: string,
+  mediaTypes?: string,
+) {
+  return {
+    post: {
+      summary,
+      description:
+        "Sent to the operation's webhook_url. Signed per Standard Webhooks when the service has a secret " +
+        '(webhook-id = id_gen, webhook-timestamp, webhook-signature over the exact multipart bytes).',
+      requestBody: {
+        required: true,
+        content: {
+          'multipart/form-data': {
+            schema: { $ref: `#/components/schemas/${name}` },
+            ...(filePart ? { encoding: { [filePart]: { contentType: mediaTypes } } } : {}),
+          },
+        },
+      },
+      responses: {
+        '200': { description: 'The receiver accepted the callback (or already had it).' },
+        '500': { description: 'The receiver failed to process it; the service retries.' },
+      },
+    },
+  };
+}
+
+/**
+ * The OpenAPI 3.1 document of the service: its API and the four callbacks it sends
+ * (`webhooks`), built from the same schemas that validate requests.
+ */
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'mediahook generation service',
+      version: version(),
+      description:
+        'Starts image and video generation operations and reports each outcome by a multipart/form-data ' +
+        "callback to the operation's webhook_url.",
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key from `mediahook keys create`.' },
+      },
+      schemas: {
+        CreateOperation: CREATE_OPERATION_SCHEMA,
+        Operation: OPERATION_SCHEMA,
+        OperationList: OPERATION_LIST_SCHEMA,
+        Attempt: ATTEMPT_SCHEMA,
+        Endpoint: ENDPOINT_SCHEMA,
+        Error: ERROR_SCHEMA,
+        ...CALLBACK_SCHEMAS,
+      },
+    },
+    security: [{ apiKey: [] }],
+    paths: {
+      '/v1/operations': {
+        post: {
+          operationId: 'createOperation',
+          summary: 'Start an operation',
+          requestBody: { required: true, content: json('CreateOperation') },
+          responses: {
+            '202': { description: 'Queued.', content: json('Operation') },
+            '400': errorResponse('The request is invalid (B with video, a bad URL, an unknown field…).'),
+            '401': errorResponse('No valid API key.'),
+          },
+        },
+        get: {
+          operationId: 'listOperations',
+          summary: 'List operations, newest first',
+          parameters: [
+            { name: 'state', in: 'query', schema: OPERATION_SCHEMA.properties.state },
+            { name: 'family', in: 'query', schema: OPERATION_SCHEMA.properties.family },
+            {
+              name: 'callback_state',
+              in: 'query',
+              schema: OPERATION_SCHEMA.properties.callback.properties.state,
+            },
+            {
+              name: 'endpoint',
+              in: 'query',
+              schema: { type: 'string' },
+              description: 'host:port of the webhook URL',
+            },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+            { name: 'before', in: 'query', schema: { type: 'string' } },
+          ],
+          responses: { '200': { description: 'A page of operations.', content: json('OperationList') } },
+        },
+      },
+      '/v1/operations/{id_gen}': {
+        parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
+        get: {
+          operationId: 'getOperation',
+          summary: "An operation and its callback's delivery",
+          responses: {
+            '200': { description: 'The operation.', content: json('Operation') },
+            '404': errorResponse('Unknown.'),
+          },
+        },
+      },
+      '/v1/operations/{id_gen}/redeliver': {
+        parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
+        post: {
+          operationId: 'redeliver',
+          summary: 'Queue the callback again',
+          responses: {
+            '202': { description: 'Queued again.', content: json('Operation') },
+            '404': errorResponse('Unknown.'),
+            '409': errorResponse('The operation has not finished, or its callback is being delivered.'),
+          },
+        },
+      },
+      '/v1/endpoints/{key}': {
+        parameters: [
+          { name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'host:port' },
+        ],
+        get: {
+          operationId: 'getEndpoint',
+          summary: "A receiver's circuit breaker",
+          responses: { '200': { description: 'The circuit.', content: json('Endpoint') } },
+        },
+      },
+      '/healthz': {
+        get: { summary: 'Liveness', security: [], responses: { '200': { description: 'Alive.' } } },
+      },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus metrics',
+          security: [],
+          responses: { '200': { description: 'Text format.' } },
+        },
+      },
+    },
+    webhooks: {
+      callbackASuccess: webhook(
+        'CallbackASuccess',
+        'Family A, success',
+        'result_pv',
+        'image/jpeg, video/mp4',
+      ),
+      callbackAError: webhook('CallbackAError', 'Family A, error'),
+      callbackBSuccess: webhook('CallbackBSuccess', 'Family B, success', 'res_image', 'image/jpeg'),
+      callbackBError: webhook('CallbackBError', 'Family B, error'),
+    },
+  };
+}

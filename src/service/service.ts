@@ -1,0 +1,121 @@
+import { mkdir } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import {
+  CallbackSender,
+  DEFAULT_RETRY_POLICY,
+  DeliveryWorker,
+  DirectoryBlobStore,
+  type RetryPolicy,
+  type SsrfPolicy,
+} from '../delivery/index.ts';
+import type { Store } from '../store/index.ts';
+import { createApiHandler } from './api-server.ts';
+import { GenerationWorker } from './generation-worker.ts';
+import type { Generator } from './generators/index.ts';
+import { jsonLogger, type Logger } from './json-log.ts';
+import { ServiceMetrics } from './service-metrics.ts';
+
+export interface ServiceOptions {
+  store: Store;
+  /** Result files (`results/`) and generator scratch space (`work/`). */
+  dataDir: string;
+  generator: Generator;
+  /** `whsec_…` secrets: callbacks are signed with each. */
+  secrets?: readonly string[];
+  ssrf?: SsrfPolicy;
+  retrySchedule?: readonly number[];
+  /** Generations at once (2). */
+  generationConcurrency?: number;
+  /** Deliveries at once (16). */
+  deliveryConcurrency?: number;
+  /**
+   * How long a claim on work lasts: when a process dies, others take its work over once this
+   * has passed. Default 10 min for deliveries (a delivery taking longer may be sent twice) and
+   * 60 s for generations (renewed while they run).
+   */
+  leaseMs?: number;
+  /** Run the generation and delivery workers in this process (true). */
+  workers?: boolean;
+  log?: Logger;
+}
+
+export interface Service {
+  /** The HTTP API and dashboard. */
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  metrics: ServiceMetrics;
+  blobs: DirectoryBlobStore;
+  /** Starts the workers (after taking over leases a previous run of this process left). */
+  start(): Promise<void>;
+  /** Stops the workers gracefully, then closes the sender (not the store: its owner does). */
+  stop(): Promise<void>;
+}
+
+/**
+ * The generation service: API, generation worker and delivery worker around one store.
+ *
+ * @example
+ * const store = await openStore('data/mediahook.sqlite');
+ * const service = createService({ store, dataDir: 'data', generator: builtInGenerator() });
+ * await service.start();
+ * http.createServer(service.handler).listen(8080, '127.0.0.1');
+ */
+export function createService(options: ServiceOptions): Service {
+  const log = options.log ?? jsonLogger();
+  const metrics = new ServiceMetrics();
+  const blobs = new DirectoryBlobStore(join(options.dataDir, 'results'));
+  const retry: RetryPolicy = {
+    ...DEFAULT_RETRY_POLICY,
+    schedule: options.retrySchedule ?? DEFAULT_RETRY_POLICY.schedule,
+  };
+  const sender = new CallbackSender({ ssrf: options.ssrf, secrets: options.secrets });
+  const generation = new GenerationWorker({
+    store: options.store,
+    blobs,
+    generator: options.generator,
+    workDir: join(options.dataDir, 'work'),
+    concurrency: options.generationConcurrency,
+    leaseMs: options.leaseMs,
+    onFinished(event) {
+      metrics.operationFinished(event.state);
+      log(event.state === 'failed' ? 'warn' : 'info', 'operation_finished', event);
+    },
+    onError: (error) => log('error', 'generation_worker_error', { error }),
+  });
+  const delivery = new DeliveryWorker({
+    store: options.store,
+    blobs,
+    sender,
+    retry,
+    concurrency: options.deliveryConcurrency,
+    leaseMs: options.leaseMs,
+    onAttempt({ id_gen, endpoint, attempt, next }) {
+      metrics.attempt(next.state, attempt.duration_ms);
+      log(next.state === 'delivered' ? 'info' : 'warn', 'delivery_attempt', {
+        id_gen,
+        endpoint,
+        status_code: attempt.status_code,
+        error: attempt.error,
+        duration_ms: attempt.duration_ms,
+        next: next.state,
+      });
+    },
+    onError: (error) => log('error', 'delivery_worker_error', { error }),
+  });
+  const runWorkers = options.workers ?? true;
+  return {
+    handler: createApiHandler({ store: options.store, blobs, metrics, log }),
+    metrics,
+    blobs,
+    async start() {
+      if (!runWorkers) return;
+      await mkdir(join(options.dataDir, 'work'), { recursive: true });
+      await generation.start();
+      await delivery.start();
+    },
+    async stop() {
+      if (runWorkers) await Promise.all([generation.stop(), delivery.stop()]);
+      await sender.close();
+    },
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * A running service and a real receiver, both on 127.0.0.1, for end-to-end tests: the API is
+ * driven over HTTP, callbacks arrive at a mediahook receiver that validates and stores them.
+ */
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import type { ReceiverOutcome } from '../../src/receiver/index.ts';
+import { builtInGenerator } from '../../src/service/generators/index.ts';
+import { silentLogger } from '../../src/service/json-log.ts';
+import { createService, type Service } from '../../src/service/service.ts';
+import { type OperationResource, openStore, type Store } from '../../src/store/index.ts';
+import { createListenServer, type ListenServer } from '../../src/web/listen-server.ts';
+
+export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+export async function listen(server: Server): Promise<string> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+export interface Receiving {
+  url: string;
+  outcomes: ReceiverOutcome[];
+  listen: ListenServer;
+  /** Resolves once a callback for each id was accepted (or the timeout passes: then throws). */
+  waitFor(ids: readonly string[], timeoutMs?: number): Promise<void>;
+}
+
+export async function startReceiving(out: string, secret?: string): Promise<Receiving> {
+  const outcomes: ReceiverOutcome[] = [];
+  const listenServer = createListenServer({ out, secret, onOutcome: (o) => outcomes.push(o) });
+  const url = await listen(listenServer.server);
+  return {
+    url,
+    outcomes,
+    listen: listenServer,
+    async waitFor(ids, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const accepted = new Set(
+          outcomes.filter((o) => o.verdict === 'accepted').map((o) => o.callback!.id_gen),
+        );
+        if (ids.every((id) => accepted.has(id))) return;
+        if (Date.now() > deadline)
+          throw new Error(`callbacks did not arrive: ${ids.filter((id) => !accepted.has(id))}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+}
+
+export interface RunningService {
+  url: string;
+  store: Store;
+  service: Service;
+  dir: string;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any; text: string }>;
+  stop(): Promise<void>;
+}
+
+/** The service on a SQLite store in a fresh directory, callbacks signed with {@link SECRET}. */
+export async function startService(
+  options: { db?: string; workers?: boolean } = {},
+): Promise<RunningService> {
+  const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
+  const store = openStore(options.db ?? join(dir, 'mediahook.sqlite'));
+  await store.migrate();
+  const service = createService({
+    store,
+    dataDir: dir,
+    generator: builtInGenerator(),
+    secrets: [SECRET],
+    ssrf: { allowPrivate: true },
+    retrySchedule: [200, 200, 200],
+    workers: options.workers,
+    log: silentLogger,
+  });
+  await service.start();
+  const server = createServer(service.handler);
+  const url = await listen(server);
+  async function call(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) {
+    const response = await request(`${url}${path}`, {
+      method,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.body.text();
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON (a dashboard page, metrics text): `text` has it.
+    }
+    return { status: response.statusCode, body: parsed as any, text };
+  }
+  return {
+    url,
+    store,
+    service,
+    dir,
+    post: (path, body, headers) => call('POST', path, body, headers),
+    get: (path, headers) => call('GET', path, undefined, headers),
+    async stop() {
+      server.closeAllConnections();
+      server.close();
+      await service.stop();
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until the operation's callback reaches one of `states`. */
+export async function waitForCallback(
+  run: RunningService,
+  id: string,
+  states: readonly string[],
+  timeoutMs = 60_000,
+): Promise<OperationResource> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const operation = await run.store.getOperation(id);
+    if (operation && states.includes(operation.callback.state)) return operation;
+    if (Date.now() > deadline)
+      throw new Error(`callback of ${id} is ${operation?.callback.state}, not ${states}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
