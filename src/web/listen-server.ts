@@ -1,0 +1,159 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { basename, join } from 'node:path';
+import {
+  createReceiver,
+  type NodeHandlerOptions,
+  nodeHandler,
+  type Receiver,
+  type ReceiverOptions,
+  type ReceiverOutcome,
+} from '../receiver/index.ts';
+import { inspectorPage } from './inspector-page.ts';
+
+export interface ListenServerOptions extends ReceiverOptions, NodeHandlerOptions {
+  /** How many recent requests the inspector keeps. Default 500. */
+  history?: number;
+}
+
+export interface ListenServer {
+  server: Server;
+  receiver: Receiver;
+  /** The newest requests first. */
+  recent(): readonly ReceiverOutcome[];
+  close(): Promise<void>;
+}
+
+const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.(?:jpg|mp4)$/;
+
+/**
+ * The `mediahook listen` server: every POST, at any path, is a callback for the receiver;
+ * `GET /` is the inspector, `GET /requests.json` its data and `GET /files/NAME` a stored file.
+ *
+ * @example
+ * const { server } = createListenServer({ out: './callbacks', onOutcome: console.log });
+ * server.listen(9000);
+ */
+export function createListenServer(options: ListenServerOptions = {}): ListenServer {
+  const history = options.history ?? 500;
+  const recent: ReceiverOutcome[] = [];
+  const receiver = createReceiver({
+    ...options,
+    onOutcome(outcome) {
+      recent.unshift(outcome);
+      if (recent.length > history) recent.pop();
+      options.onOutcome?.(outcome);
+    },
+  });
+  const receive = nodeHandler(receiver, options);
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'POST') return receive(req, res);
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (req.method === 'GET' && path === '/') {
+      return send(res, 200, 'text/html; charset=utf-8', inspectorPage());
+    }
+    if (req.method === 'GET' && path === '/requests.json') {
+      return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(recent.map(publicOutcome)));
+    }
+    if (req.method === 'GET' && path.startsWith('/files/')) {
+      return sendFile(res, receiver.out, decodeURIComponent(path.slice('/files/'.length)));
+    }
+    return send(
+      res,
+      404,
+      'application/json',
+      JSON.stringify({ error: { code: 'not_found', message: path } }),
+    );
+  }
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, 500, 'text/plain', String(error));
+      else res.destroy();
+    });
+  });
+  // A large upload may take long; the receiver's idle timeout guards against stalls instead.
+  server.requestTimeout = 0;
+  server.headersTimeout = 15_000;
+
+  return {
+    server,
+    receiver,
+    recent: () => recent,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await receiver.close();
+    },
+  };
+}
+
+function publicOutcome(outcome: ReceiverOutcome) {
+  const callback = outcome.callback;
+  const file = callback?.event === 'success' ? callback.file : null;
+  return {
+    verdict: outcome.verdict,
+    receivedAt: outcome.receivedAt,
+    durationMs: Math.round(outcome.durationMs * 10) / 10,
+    error: outcome.error,
+    headers: outcome.headers,
+    callback: callback && {
+      event: callback.event,
+      family: callback.family,
+      status: callback.status,
+      id_gen: callback.id_gen,
+      time_gen: callback.time_gen,
+      message: callback.event === 'error' ? callback.message : null,
+      file: file && {
+        url: file.path ? `/files/${encodeURIComponent(basename(file.path))}` : null,
+        path: file.path,
+        filename: file.filename,
+        declaredType: file.declaredType,
+        mediaType: file.mediaType,
+        bytes: file.bytes,
+        sha256: file.sha256,
+      },
+    },
+  };
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, {
+    'content-type': type,
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+  });
+  res.end(body);
+}
+
+async function sendFile(res: ServerResponse, directory: string, name: string): Promise<void> {
+  // Only names the receiver itself gives: no separators, no dot-dot, a known extension.
+  if (!FILE_NAME.test(name) || name.includes('..')) {
+    return send(
+      res,
+      404,
+      'application/json',
+      JSON.stringify({ error: { code: 'not_found', message: name } }),
+    );
+  }
+  const path = join(directory, name);
+  const info = await stat(path).catch(() => null);
+  if (!info?.isFile()) {
+    return send(
+      res,
+      404,
+      'application/json',
+      JSON.stringify({ error: { code: 'not_found', message: name } }),
+    );
+  }
+  res.writeHead(200, {
+    'content-type': name.endsWith('.mp4') ? 'video/mp4' : 'image/jpeg',
+    'content-length': info.size,
+    'cache-control': 'no-store',
+  });
+  createReadStream(path).pipe(res);
+}

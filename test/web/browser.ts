@@ -1,0 +1,45 @@
+/** Debian's Chromium driven by playwright-core, headless, for the page tests. */
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+export const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * Whether the page tests are skipped: only when Chromium is missing outside CI (CI installs it,
+ * and there a missing browser must fail the run). Says so visibly when it skips.
+ */
+export const skipBrowserTests = !existsSync(CHROMIUM) && process.env.CI !== 'true';
+if (skipBrowserTests) {
+  console.warn(`page tests: SKIPPING, no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+/** Keeps a screenshot of the page as a test artifact. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+}
+
+/** What the tests read of an <img> inside the page (the project is typed without the DOM). */
+export interface ImageLike {
+  complete: boolean;
+  naturalWidth: number;
+}
+
+/** What the tests use of a <video> inside the page. */
+export interface VideoLike {
+  play(): Promise<void>;
+  currentTime: number;
+  videoWidth: number;
+  error: { code: number } | null;
+}
