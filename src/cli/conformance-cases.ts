@@ -1,0 +1,193 @@
+import { randomBytes } from 'node:crypto';
+import { uuidv7 } from '../ids/uuidv7.ts';
+import { BodySigner, encodeCallback, type OutgoingCallback } from '../protocol/index.ts';
+
+/** One request of the conformance check and the answer a conforming receiver gives. */
+export interface ConformanceCase {
+  name: string;
+  /** 200 for a callback the receiver must accept, 500 for one it must refuse. */
+  expect: 200 | 500;
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+const JPEG = Buffer.concat([
+  Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]),
+  randomBytes(2048),
+  Buffer.from([0xff, 0xd9]),
+]);
+const MP4 = Buffer.concat([
+  Buffer.from([0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d, 0, 0, 2, 0]),
+  Buffer.from('isomiso2avc1mp41', 'latin1'),
+  randomBytes(4096),
+]);
+
+async function bytesOf(callback: OutgoingCallback): Promise<{ body: Buffer; contentType: string }> {
+  const encoded = await encodeCallback(callback);
+  const chunks: Buffer[] = [];
+  for await (const chunk of encoded.body()) chunks.push(chunk);
+  return { body: Buffer.concat(chunks), contentType: encoded.contentType };
+}
+
+type RawPart = { name: string; value: string | Buffer; filename?: string; type?: string };
+
+/** A body written part by part, for shapes the encoder refuses to make. */
+function rawBody(parts: RawPart[], boundary = `check-${randomBytes(8).toString('hex')}`) {
+  const pieces: Buffer[] = [];
+  for (const part of parts) {
+    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"`;
+    if (part.filename !== undefined) head += `; filename="${part.filename}"`;
+    if (part.type) head += `\r\nContent-Type: ${part.type}`;
+    pieces.push(Buffer.from(`${head}\r\n\r\n`, 'utf8'), Buffer.from(part.value), Buffer.from('\r\n'));
+  }
+  pieces.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(pieces), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/**
+ * The check's battery: the four shapes and MP4 in family A, a repeat (idempotency), malformed
+ * callbacks of every kind, and, with secrets, badly signed ones. Each run uses new `id_gen`s,
+ * so it can be repeated against the same receiver.
+ */
+export async function conformanceCases(secrets: readonly string[]): Promise<ConformanceCase[]> {
+  const now = () => new Date().toISOString();
+  const common = (status: string) => ({ status, id_gen: uuidv7(), time_gen: now() });
+  const cases: ConformanceCase[] = [];
+  const signed = secrets.length > 0;
+
+  function add(name: string, expect: 200 | 500, made: { body: Buffer; contentType: string }, id?: string) {
+    const headers: Record<string, string> = { 'content-type': made.contentType };
+    if (signed) {
+      const signer = new BodySigner(secrets, id ?? uuidv7());
+      signer.update(made.body);
+      Object.assign(headers, signer.headers());
+    }
+    cases.push({ name, expect, body: made.body, headers });
+  }
+  async function valid(name: string, callback: OutgoingCallback) {
+    add(name, 200, await bytesOf(callback), callback.id_gen);
+  }
+
+  const aImage: OutgoingCallback = {
+    ...common('success'),
+    family: 'A',
+    event: 'success',
+    file: JPEG,
+    mediaType: 'image/jpeg',
+  };
+  await valid('A success, JPEG', aImage);
+  await valid('A success, MP4', {
+    ...common('success'),
+    family: 'A',
+    event: 'success',
+    file: MP4,
+    mediaType: 'video/mp4',
+  });
+  await valid('A error', { ...common('error'), family: 'A', event: 'error', message: 'the model failed' });
+  await valid('B success, JPEG', {
+    ...common('success'),
+    family: 'B',
+    event: 'success',
+    file: JPEG,
+    mediaType: 'image/jpeg',
+  });
+  await valid('B error', { ...common('error'), family: 'B', event: 'error', message: 'prompt refused' });
+  await valid('A success repeated (same id_gen): answered 200 again', aImage);
+
+  const text = (status = 'success') => {
+    const c = common(status);
+    return [
+      { name: 'status', value: c.status },
+      { name: 'id_gen', value: c.id_gen },
+      { name: 'time_gen', value: c.time_gen },
+    ];
+  };
+  const jpegPart = (name = 'result_pv'): RawPart => ({
+    name,
+    value: JPEG,
+    filename: 'r.jpg',
+    type: 'image/jpeg',
+  });
+  const malformed: [string, RawPart[]][] = [
+    ['missing part (no time_gen)', [...text().slice(0, 2), jpegPart()]],
+    ['neither a result nor an error part', text()],
+    ['an extra part', [...text(), jpegPart(), { name: 'extra', value: 'x' }]],
+    ['a repeated part', [...text(), { name: 'status', value: 'again' }, jpegPart()]],
+    ['a misnamed part (Status)', [{ name: 'Status', value: 'success' }, ...text().slice(1), jpegPart()]],
+    ['a file in an error callback', [...text('error'), { name: 'message', value: 'failed' }, jpegPart()]],
+    ['a text where the file belongs', [...text(), { name: 'result_pv', value: 'not a file' }]],
+    [
+      'a file where a text belongs',
+      [...text('error'), { name: 'message', value: 'x', filename: 'm.txt', type: 'text/plain' }],
+    ],
+    ['parts of both families', [...text(), jpegPart(), { name: 'img_message', value: 'x' }]],
+    [
+      'an MP4 in family B',
+      [...text(), { name: 'res_image', value: MP4, filename: 'r.mp4', type: 'video/mp4' }],
+    ],
+    [
+      'a file that is neither JPEG nor MP4',
+      [
+        ...text(),
+        { name: 'result_pv', value: Buffer.from('GIF89a...'), filename: 'r.jpg', type: 'image/jpeg' },
+      ],
+    ],
+  ];
+  for (const [name, parts] of malformed) add(name, 500, rawBody(parts));
+
+  const whole = rawBody([...text(), jpegPart()]);
+  add('a body cut before the closing boundary', 500, {
+    body: whole.body.subarray(0, whole.body.length - 12),
+    contentType: whole.contentType,
+  });
+  add('not multipart/form-data', 500, {
+    body: Buffer.from('{"status":"success"}'),
+    contentType: 'application/json',
+  });
+
+  if (signed) {
+    const unsigned = await bytesOf({ ...common('error'), family: 'A', event: 'error', message: 'x' });
+    cases.push({
+      name: 'unsigned',
+      expect: 500,
+      body: unsigned.body,
+      headers: { 'content-type': unsigned.contentType },
+    });
+    const wrongKey = await bytesOf({ ...common('error'), family: 'A', event: 'error', message: 'x' });
+    const wrong = new BodySigner(`whsec_${randomBytes(24).toString('base64')}`, uuidv7());
+    wrong.update(wrongKey.body);
+    cases.push({
+      name: 'signed with another secret',
+      expect: 500,
+      body: wrongKey.body,
+      headers: { 'content-type': wrongKey.contentType, ...wrong.headers() },
+    });
+    const staleCallback: OutgoingCallback = { ...common('error'), family: 'A', event: 'error', message: 'x' };
+    const stale = await bytesOf(staleCallback);
+    const staleSigner = new BodySigner(secrets, staleCallback.id_gen, Math.floor(Date.now() / 1000) - 3600);
+    staleSigner.update(stale.body);
+    cases.push({
+      name: 'signed an hour ago',
+      expect: 500,
+      body: stale.body,
+      headers: { 'content-type': stale.contentType, ...staleSigner.headers() },
+    });
+    const changedCallback: OutgoingCallback = {
+      ...common('error'),
+      family: 'A',
+      event: 'error',
+      message: 'original',
+    };
+    const changed = await bytesOf(changedCallback);
+    const changedSigner = new BodySigner(secrets, changedCallback.id_gen);
+    changedSigner.update(changed.body);
+    const tampered = Buffer.from(changed.body.toString('latin1').replace('original', 'tampered'), 'latin1');
+    cases.push({
+      name: 'body changed after signing',
+      expect: 500,
+      body: tampered,
+      headers: { 'content-type': changed.contentType, ...changedSigner.headers() },
+    });
+  }
+  return cases;
+}

@@ -1,0 +1,104 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Family } from '../protocol/index.ts';
+import { listenLineOf, listenRecordOf } from '../web/listen-record.ts';
+import { createListenServer } from '../web/listen-server.ts';
+import { type CliIo, type Command, durationFlag, parseCommandArgs, UsageError } from './command.ts';
+import { untilSignal } from './signals.ts';
+import { parseSize } from './size.ts';
+
+const USAGE = `Usage: mediahook listen [options]
+
+Receives callbacks: validates each one strictly, checks its signature when a secret is set,
+stores the file in --out (atomically, once per id_gen) and prints one line per request.
+Every POST, at any path, is a callback; GET / is the inspector page.
+
+Options:
+  --port N              port to listen on (default 9000; 0 picks a free one)
+  --host ADDR           address to bind (default 127.0.0.1)
+  --out DIR             where files and the receipts database go (default ./callbacks)
+  --secret whsec_…      require a valid signature; repeat the flag to accept several secrets
+  --json                print one NDJSON record per request on stdout
+  --family A|B          accept one family only
+  --max-file-size SIZE  largest result file (default 1GiB)
+  --max-text-size SIZE  largest text part (default 64KiB)
+  --max-header-size SIZE  largest part header block (default 16KiB)
+  --idle-timeout DUR    fail an upload that sends nothing for this long (default 30s)
+  --tolerance DUR       signature timestamp tolerance (default 5m)
+`;
+
+function sizeFlag(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseSize(value);
+  } catch (error) {
+    throw new UsageError(`${flag}: ${(error as Error).message}`);
+  }
+}
+
+export const listenCommand: Command = {
+  name: 'listen',
+  summary: 'Receive callbacks: validate, verify, store, print; inspector at /',
+  usage: USAGE,
+  async run(argv: string[], io: CliIo): Promise<number> {
+    const { values, positionals } = parseCommandArgs(argv, {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      out: { type: 'string' },
+      secret: { type: 'string', multiple: true },
+      json: { type: 'boolean' },
+      family: { type: 'string' },
+      'max-file-size': { type: 'string' },
+      'max-text-size': { type: 'string' },
+      'max-header-size': { type: 'string' },
+      'idle-timeout': { type: 'string' },
+      tolerance: { type: 'string' },
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    const port = Number(values.port ?? 9000);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port takes 0 to 65535');
+    if (values.family !== undefined && values.family !== 'A' && values.family !== 'B') {
+      throw new UsageError('--family takes A or B');
+    }
+    for (const secret of values.secret ?? []) {
+      if (!/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret))
+        throw new UsageError('--secret takes a whsec_… secret');
+    }
+    const limits = {
+      fileBytes: sizeFlag('--max-file-size', values['max-file-size']),
+      textBytes: sizeFlag('--max-text-size', values['max-text-size']),
+      headerBytes: sizeFlag('--max-header-size', values['max-header-size']),
+    };
+    const json = values.json === true;
+    const listen = createListenServer({
+      out: values.out ?? 'callbacks',
+      secret: values.secret,
+      family: values.family as Family | undefined,
+      limits: Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined)),
+      idleTimeoutMs: durationFlag('--idle-timeout', values['idle-timeout'], 30_000),
+      toleranceSeconds: durationFlag('--tolerance', values.tolerance, 300_000, { min: 1000 }) / 1000,
+      onOutcome(outcome) {
+        io.stdout.write(`${json ? JSON.stringify(listenRecordOf(outcome)) : listenLineOf(outcome)}\n`);
+      },
+    });
+    listen.server.listen(port, values.host ?? '127.0.0.1');
+    try {
+      await once(listen.server, 'listening');
+    } catch (error) {
+      io.stderr.write(`mediahook listen: cannot listen on port ${port}: ${(error as Error).message}\n`);
+      await listen.receiver.close();
+      return 1;
+    }
+    // Handlers first: whoever reads the ready line may signal at once.
+    const stopped = untilSignal();
+    const address = listen.server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    io.stderr.write(
+      `mediahook listen: receiving at http://${host}:${address.port}/ (files in ${listen.receiver.out})\n`,
+    );
+    const signal = await stopped;
+    io.stderr.write(`mediahook listen: ${signal}, stopping\n`);
+    await listen.close();
+    return 0;
+  },
+};

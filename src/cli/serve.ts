@@ -1,0 +1,83 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createService } from '../service/service.ts';
+import { type CliIo, type Command, parseCommandArgs, UsageError } from './command.ts';
+import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceSetup } from './service-flags.ts';
+import { untilSignal } from './signals.ts';
+
+const USAGE = `Usage: mediahook serve [options]
+
+Runs the generation service: the API (/v1/operations), the generators, the delivery worker
+and the dashboard at /. Without API keys (mediahook keys create) it binds to loopback only.
+
+Options:
+  --port N                port (default 8080; 0 picks a free one)
+  --host ADDR             address to bind (default 127.0.0.1; another needs an API key)
+  --no-worker             serve the API only; run \`mediahook worker\` processes instead
+${SERVICE_FLAG_USAGE}`;
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'Run the generation service: API, generators, delivery, dashboard',
+  usage: USAGE,
+  async run(argv: string[], io: CliIo): Promise<number> {
+    const { values, positionals } = parseCommandArgs(argv, {
+      ...SERVICE_FLAG_OPTIONS,
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'no-worker': { type: 'boolean' },
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    const port = Number(values.port ?? 8080);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port takes 0 to 65535');
+    const setup = await serviceSetup(values);
+    const host = values.host ?? '127.0.0.1';
+    if (!LOOPBACK.test(host) && (await setup.store.countApiKeys()) === 0) {
+      await setup.store.close();
+      io.stderr.write(
+        `mediahook serve: refusing to bind ${host} without an API key; create one with 'mediahook keys create'\n`,
+      );
+      return 1;
+    }
+    const service = createService({
+      store: setup.store,
+      dataDir: setup.dataDir,
+      generator: setup.generator,
+      secrets: setup.secrets,
+      ssrf: setup.ssrf,
+      retrySchedule: setup.retrySchedule,
+      generationConcurrency: setup.concurrency,
+      leaseMs: setup.leaseMs,
+      workers: values['no-worker'] !== true,
+    });
+    // A single embedded process restarting: whatever it held before is its own to take back.
+    if (setup.store.dialect === 'sqlite') await setup.store.recoverLeases();
+    await service.start();
+    const server = createServer(service.handler);
+    server.listen(port, host);
+    try {
+      await once(server, 'listening');
+    } catch (error) {
+      io.stderr.write(`mediahook serve: cannot listen on ${host}:${port}: ${(error as Error).message}\n`);
+      await service.stop();
+      await setup.store.close();
+      return 1;
+    }
+    const stopped = untilSignal();
+    const address = server.address() as AddressInfo;
+    const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    io.stderr.write(
+      `mediahook serve: listening at http://${shown}:${address.port}/ (data in ${setup.dataDir})\n`,
+    );
+    const signal = await stopped;
+    io.stderr.write(`mediahook serve: ${signal}, stopping\n`);
+    server.close();
+    server.closeIdleConnections();
+    await service.stop();
+    await setup.store.close();
+    return 0;
+  },
+};

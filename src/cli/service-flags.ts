@@ -1,0 +1,109 @@
+import { join, resolve } from 'node:path';
+import type { SsrfPolicy } from '../delivery/index.ts';
+import type { Generator } from '../service/generators/index.ts';
+import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
+import { openStore, type Store } from '../store/index.ts';
+import { UsageError } from './command.ts';
+import { parseDuration, parseDurationList } from './duration.ts';
+
+/** Flags `serve` and `worker` share. */
+export const SERVICE_FLAG_OPTIONS = {
+  db: { type: 'string' },
+  data: { type: 'string' },
+  'allow-private-urls': { type: 'boolean' },
+  'allow-url': { type: 'string', multiple: true },
+  secret: { type: 'string', multiple: true },
+  'retry-schedule': { type: 'string' },
+  'generator-command': { type: 'string' },
+  concurrency: { type: 'string' },
+  lease: { type: 'string' },
+} as const;
+
+export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLite file (default DATA/mediahook.sqlite) or PostgreSQL
+  --data DIR              result files and scratch space (default ./data)
+  --allow-private-urls    let callbacks go to loopback and private addresses (local work)
+  --allow-url CIDR|HOST   let callbacks go to this address range or host (repeatable)
+  --secret whsec_…        sign callbacks (repeat to sign with several secrets, for rotation)
+  --retry-schedule LIST   delays between tries, as in 5s,5m,30m,2h,5h,10h,10h (the default)
+  --generator-command CMD run this program to generate (operation as JSON on stdin), instead
+                          of the built-in generators
+  --concurrency N         generations at once (default 2)
+  --lease DUR             how long a claim on work lasts: when a process dies, others take its
+                          work over after this (default 10m for deliveries, 60s for generations)
+`;
+
+export interface ServiceFlags {
+  db?: string;
+  data?: string;
+  'allow-private-urls'?: boolean;
+  'allow-url'?: string[];
+  secret?: string[];
+  'retry-schedule'?: string;
+  'generator-command'?: string;
+  concurrency?: string;
+  lease?: string;
+}
+
+export interface ServiceSetup {
+  store: Store;
+  dataDir: string;
+  generator: Generator;
+  ssrf: SsrfPolicy;
+  secrets: string[];
+  retrySchedule: number[] | undefined;
+  concurrency: number;
+  leaseMs: number | undefined;
+}
+
+/** Reads the shared flags and opens (and migrates) the store they name. */
+export async function serviceSetup(values: ServiceFlags): Promise<ServiceSetup> {
+  const dataDir = resolve(values.data ?? 'data');
+  for (const secret of values.secret ?? []) {
+    if (!/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) throw new UsageError('--secret takes a whsec_… secret');
+  }
+  let retrySchedule: number[] | undefined;
+  if (values['retry-schedule'] !== undefined) {
+    try {
+      retrySchedule = parseDurationList(values['retry-schedule']);
+    } catch (error) {
+      throw new UsageError(`--retry-schedule: ${(error as Error).message}`);
+    }
+  }
+  const concurrency = Number(values.concurrency ?? 2);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new UsageError('--concurrency takes 1 to 64');
+  }
+  let leaseMs: number | undefined;
+  if (values.lease !== undefined) {
+    try {
+      leaseMs = parseDuration(values.lease, { min: 1000 });
+    } catch (error) {
+      throw new UsageError(`--lease: ${(error as Error).message}`);
+    }
+  }
+  const command = values['generator-command'];
+  const base = command ? commandGenerator(splitCommand(command)) : builtInGenerator();
+  const store = openStore(values.db ?? join(dataDir, 'mediahook.sqlite'));
+  await store.migrate();
+  return {
+    store,
+    dataDir,
+    generator: limitConcurrency(base, concurrency),
+    ssrf: { allowPrivate: values['allow-private-urls'] === true, allow: values['allow-url'] ?? [] },
+    secrets: values.secret ?? [],
+    retrySchedule,
+    concurrency,
+    leaseMs,
+  };
+}
+
+/** Splits a command line on white space, honouring single and double quotes (no shell). */
+export function splitCommand(text: string): string[] {
+  const words: string[] = [];
+  const pattern = /"([^"]*)"|'([^']*)'|(\S+)/g;
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    words.push(match[1] ?? match[2] ?? match[3]!);
+  }
+  if (words.length === 0) throw new UsageError('--generator-command is empty');
+  return words;
+}

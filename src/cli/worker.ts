@@ -1,0 +1,44 @@
+import { createService } from '../service/service.ts';
+import { type CliIo, type Command, parseCommandArgs, UsageError } from './command.ts';
+import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceSetup } from './service-flags.ts';
+import { untilSignal } from './signals.ts';
+
+const USAGE = `Usage: mediahook worker --db postgres://… [options]
+
+Runs generation and delivery only, no API: start several on one PostgreSQL database next to
+\`mediahook serve --no-worker\` processes to scale out. All of them need the same --data
+directory (a shared file system) for result files.
+
+Options:
+${SERVICE_FLAG_USAGE}`;
+
+export const workerCommand: Command = {
+  name: 'worker',
+  summary: 'Run generation and delivery workers only (scale-out on PostgreSQL)',
+  usage: USAGE,
+  async run(argv: string[], io: CliIo): Promise<number> {
+    const { values, positionals } = parseCommandArgs(argv, SERVICE_FLAG_OPTIONS);
+    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    if (values.db === undefined)
+      throw new UsageError('--db is required (a postgres:// URL, or a SQLite file)');
+    const setup = await serviceSetup(values);
+    const service = createService({
+      store: setup.store,
+      dataDir: setup.dataDir,
+      generator: setup.generator,
+      secrets: setup.secrets,
+      ssrf: setup.ssrf,
+      retrySchedule: setup.retrySchedule,
+      generationConcurrency: setup.concurrency,
+      leaseMs: setup.leaseMs,
+    });
+    const stopped = untilSignal();
+    await service.start();
+    io.stderr.write(`mediahook worker: running on ${setup.store.dialect} (data in ${setup.dataDir})\n`);
+    const signal = await stopped;
+    io.stderr.write(`mediahook worker: ${signal}, stopping\n`);
+    await service.stop();
+    await setup.store.close();
+    return 0;
+  },
+};

@@ -1,0 +1,257 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BodySigner, encodeCallback, type OutgoingCallback } from '../../src/protocol/index.ts';
+import { BIN, jpegBytes, mp4Bytes } from './helpers.ts';
+
+interface Listener {
+  url: string;
+  child: ChildProcessWithoutNullStreams;
+  lines: string[];
+  stderr: () => string;
+  /** Resolves once `count` stdout lines have arrived. */
+  waitForLines(count: number): Promise<string[]>;
+  stop(): Promise<number | null>;
+}
+
+async function startListen(args: string[]): Promise<Listener> {
+  const child = spawn(BIN, ['listen', '--port', '0', ...args], { stdio: 'pipe' });
+  const lines: string[] = [];
+  let stderr = '';
+  let pending = '';
+  const waiters: (() => void)[] = [];
+  child.stdout.setEncoding('utf8').on('data', (text: string) => {
+    pending += text;
+    const complete = pending.split('\n');
+    pending = complete.pop() ?? '';
+    lines.push(...complete);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+      const match = /receiving at (http:\/\/\S+)/.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`listen exited ${code}: ${stderr}`)));
+  });
+  return {
+    url,
+    child,
+    lines,
+    stderr: () => stderr,
+    async waitForLines(count) {
+      while (lines.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
+      return lines;
+    },
+    stop() {
+      return new Promise((resolve) => {
+        child.on('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      });
+    },
+  };
+}
+
+async function post(url: string, callback: OutgoingCallback, secret?: string) {
+  const encoded = await encodeCallback(callback);
+  const chunks: Buffer[] = [];
+  for await (const chunk of encoded.body()) chunks.push(chunk);
+  const body = Buffer.concat(chunks);
+  const headers: Record<string, string> = { 'content-type': encoded.contentType };
+  if (secret) {
+    const signer = new BodySigner(secret, callback.id_gen);
+    signer.update(body);
+    Object.assign(headers, signer.headers());
+  }
+  const response = await request(url, { method: 'POST', headers, body });
+  return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown> };
+}
+
+const common = { status: 'success', time_gen: '2026-11-22T10:00:00.000Z' };
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+describe('mediahook listen', () => {
+  let out: string;
+  let listener: Listener | undefined;
+
+  beforeEach(async () => {
+    out = await mkdtemp(join(tmpdir(), 'mediahook-listen-'));
+  });
+  afterEach(async () => {
+    await listener?.stop();
+    listener = undefined;
+    await rm(out, { recursive: true, force: true });
+  });
+
+  it('prints one NDJSON record per request with the fixed field names', async () => {
+    listener = await startListen(['--out', out, '--json']);
+    const jpeg = jpegBytes(2000);
+    expect(
+      (
+        await post(listener.url, {
+          ...common,
+          family: 'A',
+          event: 'success',
+          id_gen: 'op-1',
+          file: jpeg,
+          mediaType: 'image/jpeg',
+        })
+      ).status,
+    ).toBe(200);
+    const mp4 = mp4Bytes(5000);
+    await post(listener.url, {
+      ...common,
+      family: 'A',
+      event: 'success',
+      id_gen: 'op-2',
+      file: mp4,
+      mediaType: 'video/mp4',
+    });
+    await post(listener.url, {
+      ...common,
+      status: 'error',
+      family: 'B',
+      event: 'error',
+      id_gen: 'op-3',
+      message: 'no GPU',
+    });
+    await post(listener.url, {
+      ...common,
+      family: 'A',
+      event: 'success',
+      id_gen: 'op-1',
+      file: jpeg,
+      mediaType: 'image/jpeg',
+    });
+    const bad = await request(listener.url, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'hello',
+    });
+    expect(bad.statusCode).toBe(500);
+    await bad.body.dump();
+
+    const records = (await listener.waitForLines(5)).map((line) => JSON.parse(line));
+    expect(records[0]).toEqual({
+      event: 'success',
+      family: 'A',
+      status: 'success',
+      id_gen: 'op-1',
+      time_gen: common.time_gen,
+      duplicate: false,
+      file: {
+        path: join(out, 'op-1.jpg'),
+        mediaType: 'image/jpeg',
+        bytes: 2000,
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      },
+    });
+    expect(records[1].file).toMatchObject({
+      path: join(out, 'op-2.mp4'),
+      mediaType: 'video/mp4',
+      bytes: 5000,
+    });
+    expect(records[2]).toEqual({
+      event: 'error',
+      family: 'B',
+      status: 'error',
+      id_gen: 'op-3',
+      time_gen: common.time_gen,
+      duplicate: false,
+      message: 'no GPU',
+    });
+    expect(records[3]).toMatchObject({ event: 'success', id_gen: 'op-1', duplicate: true });
+    expect(records[4]).toEqual({ event: 'rejected', code: 'not_multipart', message: expect.any(String) });
+    expect(Buffer.compare(await readFile(join(out, 'op-1.jpg')), jpeg)).toBe(0);
+    expect(Buffer.compare(await readFile(join(out, 'op-2.mp4')), mp4)).toBe(0);
+  });
+
+  it('prints a readable line without --json, and serves the inspector and the stored files', async () => {
+    listener = await startListen(['--out', out]);
+    const jpeg = jpegBytes(300);
+    await post(listener.url, {
+      ...common,
+      family: 'B',
+      event: 'success',
+      id_gen: 'img-7',
+      file: jpeg,
+      mediaType: 'image/jpeg',
+    });
+    const [line] = await listener.waitForLines(1);
+    expect(line).toMatch(/accepted\s+B success id_gen=img-7 status=success\s+image\/jpeg 300 B/);
+
+    const page = await request(listener.url, { method: 'GET' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    expect(await page.body.text()).toContain('Callbacks received');
+    const list = await request(new URL('/requests.json', listener.url), { method: 'GET' });
+    const requests = (await list.body.json()) as { verdict: string; callback: { file: { url: string } } }[];
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.verdict).toBe('accepted');
+    const file = await request(new URL(requests[0]!.callback.file.url, listener.url), { method: 'GET' });
+    expect(file.headers['content-type']).toBe('image/jpeg');
+    expect(Buffer.compare(Buffer.from(await file.body.arrayBuffer()), jpeg)).toBe(0);
+    const traversal = await request(new URL('/files/..%2Freceipts.sqlite', listener.url), { method: 'GET' });
+    expect(traversal.statusCode).toBe(404);
+    await traversal.body.dump();
+  });
+
+  it('with --secret, accepts signed callbacks and rejects unsigned ones', async () => {
+    listener = await startListen(['--out', out, '--json', '--secret', SECRET]);
+    const callback: OutgoingCallback = {
+      ...common,
+      family: 'A',
+      event: 'error',
+      id_gen: 'sig-1',
+      message: 'x',
+    };
+    expect((await post(listener.url, callback)).body).toEqual({
+      error: { code: 'bad_signature', message: expect.any(String) },
+    });
+    expect((await post(listener.url, callback, SECRET)).status).toBe(200);
+    const records = (await listener.waitForLines(2)).map((line) => JSON.parse(line));
+    expect(records.map((record) => record.event)).toEqual(['rejected', 'error']);
+  });
+
+  it('applies --max-file-size and leaves nothing behind', async () => {
+    listener = await startListen(['--out', out, '--json', '--max-file-size', '1KiB']);
+    const result = await post(listener.url, {
+      ...common,
+      family: 'A',
+      event: 'success',
+      id_gen: 'big',
+      file: jpegBytes(4096),
+      mediaType: 'image/jpeg',
+    });
+    expect(result.status).toBe(500);
+    expect(result.body).toMatchObject({ error: { code: 'file_too_large' } });
+    const names = (await readdir(out)).filter((name) => !name.startsWith('receipts.sqlite'));
+    expect(names).toEqual([]);
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    const started = await startListen(['--out', out]);
+    expect(await started.stop()).toBe(0);
+    expect(started.stderr()).toMatch(/SIGTERM, stopping/);
+  });
+
+  it('refuses bad flags with exit 2', async () => {
+    const cases = [
+      ['--port', 'x'],
+      ['--family', 'C'],
+      ['--max-file-size', 'lots'],
+      ['--secret', 'nope'],
+    ];
+    const codes = await Promise.all(
+      cases.map((args) => {
+        const child = spawn(BIN, ['listen', ...args], { stdio: 'pipe' });
+        return new Promise<number | null>((resolve) => child.on('exit', resolve));
+      }),
+    );
+    expect(codes).toEqual(cases.map(() => 2));
+  });
+});
