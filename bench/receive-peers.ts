@@ -1,0 +1,148 @@
+/**
+ * The peers of the receive suite: the servers a receiver would otherwise be built with, each
+ * storing the file through the same DiskSink as ours (see receive-common.ts). Loaded, with its
+ * framework, only by the server process that runs it.
+ */
+import { createServer, type Server } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import type multer from 'multer';
+import type { DiskSink } from '../src/receiver/index.ts';
+import { answer, CountedSink, commit, listen, pipeToSink, sendJson, track } from './receive-common.ts';
+
+/** Fastify 5 + @fastify/multipart: `request.file()`, its fields, its stream into the sink. */
+export async function fastify(out: string): Promise<number> {
+  // Each peer loads only its own framework: another's modules would weigh on its memory figures.
+  const { default: Fastify } = await import('fastify');
+  const { default: fastifyMultipart } = await import('@fastify/multipart');
+  const app = Fastify({ logger: false });
+  await app.register(fastifyMultipart);
+  app.post('/', async (request, reply) => {
+    const data = await request.file();
+    if (!data) throw new Error('no file part');
+    const sink = new CountedSink(out);
+    try {
+      await pipeToSink(data.file, sink);
+      if (data.file.truncated) throw new Error('the file was truncated');
+      const field = data.fields.id_gen;
+      const idGen = field && !Array.isArray(field) && field.type === 'field' ? field.value : undefined;
+      const id = await commit(sink, out, idGen, data.mimetype);
+      return reply.header('content-type', 'application/json; charset=utf-8').send(answer(id));
+    } catch (error) {
+      await sink.abort();
+      throw error;
+    }
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  track(app.server);
+  const address = app.server.address();
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+/** The file as multer hands it to a storage engine, with the sink this engine adds. */
+type SinkFile = Express.Multer.File & { sink?: DiskSink };
+
+/**
+ * Express 5 + multer with a storage engine that streams into the DiskSink: multer's own
+ * diskStorage writes through fs.createWriteStream, which would make the disk work differ.
+ */
+export async function expressServer(out: string): Promise<number> {
+  const { default: express } = await import('express');
+  const { default: multerOf } = await import('multer');
+  const storage: multer.StorageEngine = {
+    _handleFile(_req, file, callback) {
+      const sink = new CountedSink(out);
+      pipeToSink(file.stream, sink).then(
+        () => callback(null, { sink, size: sink.bytes } as Partial<SinkFile>),
+        (error: unknown) => void sink.abort().finally(() => callback(error as Error)),
+      );
+    },
+    _removeFile(_req, file, callback) {
+      void ((file as SinkFile).sink?.abort() ?? Promise.resolve()).finally(() => callback(null));
+    },
+  };
+  const app = express();
+  app.post('/', multerOf({ storage }).single('result_pv'), async (req, res) => {
+    const file = req.file as SinkFile | undefined;
+    if (!file?.sink) throw new Error('no file part');
+    try {
+      const id = await commit(file.sink, out, (req.body as Record<string, unknown>).id_gen, file.mimetype);
+      sendJson(res, 200, answer(id));
+    } catch (error) {
+      await file.sink.abort();
+      throw error;
+    }
+  });
+  app.use((error: Error, _req: Request, res: Response, _next: NextFunction) => {
+    sendJson(res, 500, JSON.stringify({ error: error.message }));
+  });
+  // What app.listen() does, with the request counter attached before the first request.
+  const server = createServer(app);
+  track(server);
+  return listen(server);
+}
+
+/** Hono + @hono/node-server: `c.req.parseBody()` (the body in memory), then the file into the sink. */
+export async function hono(out: string): Promise<number> {
+  const { Hono } = await import('hono');
+  const { serve } = await import('@hono/node-server');
+  const app = new Hono();
+  app.post('/', async (c) => {
+    const body = await c.req.parseBody();
+    const file = body.result_pv;
+    if (!(file instanceof File)) throw new Error('no file part');
+    const sink = new CountedSink(out);
+    try {
+      const pending = sink.write(Buffer.from(await file.arrayBuffer()));
+      if (pending) await pending;
+      const id = await commit(sink, out, body.id_gen, file.type);
+      return c.body(answer(id), 200, { 'content-type': 'application/json; charset=utf-8' });
+    } catch (error) {
+      await sink.abort();
+      throw error;
+    }
+  });
+  app.onError((error, c) => c.json({ error: error.message }, 500, { connection: 'close' }));
+  return new Promise<number>((resolve) => {
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
+    track(server as Server);
+  });
+}
+
+/** A plain streaming receiver: node:http, busboy, the file piped into the sink. */
+export async function busboyServer(out: string): Promise<number> {
+  const { default: busboy } = await import('busboy');
+  const server = createServer((req, res) => {
+    const sink = new CountedSink(out);
+    const fields = new Map<string, string>();
+    let file: Promise<void> | null = null;
+    let mediaType = '';
+    const parsed = new Promise<void>((resolve, reject) => {
+      const parser = busboy({ headers: req.headers });
+      parser.on('field', (name, value) => fields.set(name, value));
+      parser.on('file', (name, stream, info) => {
+        if (name !== 'result_pv' || file) return void stream.resume();
+        mediaType = info.mimeType;
+        file = pipeToSink(stream, sink);
+        file.catch(reject);
+      });
+      parser.once('error', reject);
+      parser.once('close', resolve);
+      req.once('close', () => {
+        if (!req.complete) reject(new Error('the request was aborted'));
+      });
+      req.pipe(parser);
+    });
+    parsed
+      .then(async () => {
+        if (!file) throw new Error('no file part');
+        await file;
+        sendJson(res, 200, answer(await commit(sink, out, fields.get('id_gen'), mediaType)));
+      })
+      .catch(async (error: unknown) => {
+        await sink.abort();
+        sendJson(res, 500, JSON.stringify({ error: String(error) }));
+      });
+  });
+  track(server);
+  return listen(server);
+}
