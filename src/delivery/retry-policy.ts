@@ -68,7 +68,10 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   // Date.parse reads nearly anything (`1.5` and `-1` as days of 2001, hence "retry now"); every
   // HTTP-date form (IMF-fixdate, RFC 850, asctime) starts with the day's name.
   if (!/^[A-Za-z]{3,9},? /.test(text)) return null;
-  const date = Date.parse(text);
+  // asctime (`Sun Nov  6 08:49:37 1994`) carries no zone but means GMT; Date.parse would read
+  // it as local time.
+  const asctime = /^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/.test(text);
+  const date = Date.parse(asctime ? `${text} GMT` : text);
   if (Number.isNaN(date)) return null;
   return Math.max(0, date - now);
 }

@@ -77,6 +77,17 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(text, now)).toBeNull();
   });
 
+  it('reads an asctime date, which has no zone, as GMT whatever the local zone', () => {
+    const zone = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      expect(parseRetryAfter('Wed Jan  1 00:01:00 2025', now)).toBe(60_000);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
   it('has nothing to read when the header is absent', () => {
     expect(parseRetryAfter(undefined, now)).toBeNull();
   });
