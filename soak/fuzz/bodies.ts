@@ -203,7 +203,7 @@ export const validCaseArb: fc.Arbitrary<ValidCase> = fc
         status: fc.oneof(fc.constantFrom('success', 'error'), textArb(boundary, 6)),
         id_gen: fc.oneof(
           fc.uuid(),
-          textArb(boundary, 10).filter((t) => Buffer.byteLength(t) <= 256),
+          textArb(boundary, 10).filter((t) => t !== '' && Buffer.byteLength(t) <= 256),
           fc.constant('x'.repeat(256)),
         ),
         time_gen: fc.oneof(

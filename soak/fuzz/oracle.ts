@@ -135,6 +135,7 @@ export function shapeProblem(callback: Decoded): string | null {
     if (Buffer.byteLength(text) > 64 * 1024) return 'a text is over 64 KiB';
   }
   if (Buffer.byteLength(callback.id_gen) > 256) return 'id_gen is over 256 bytes';
+  if (callback.id_gen === '') return 'id_gen is empty';
   if (callback.event === 'error') return callback.message === undefined ? 'an error without message' : null;
   const file = callback.file;
   if (!file) return 'a success without a file';

@@ -291,6 +291,11 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
       } catch {
         throw new ProtocolError('invalid_text', `the part ${text.name} is not valid UTF-8`);
       }
+      // id_gen is the idempotency key: an empty one would make every such callback a repeat of
+      // the first, and the later ones would be answered 200 and dropped.
+      if (value === '' && text.name === 'id_gen') {
+        throw new ProtocolError('invalid_text', 'the part id_gen is empty; it must identify the operation');
+      }
       this.#texts.set(text.name, value);
       return;
     }

@@ -82,6 +82,7 @@ export async function encodeCallback(
 ): Promise<EncodedCallback> {
   const parts = FAMILY_PARTS[callback.family];
   if (!parts) throw new TypeError(`unknown family ${String(callback.family)}`);
+  if (callback.id_gen === '') throw new TypeError('id_gen must not be empty');
   const checked = boundaryOf(contentTypeFor(boundary));
   if ('error' in checked) throw new TypeError(`unusable boundary: ${checked.error}`);
   const texts: [string, string][] = [

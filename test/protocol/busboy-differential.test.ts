@@ -80,7 +80,7 @@ function randomOutgoing(seed: number): OutgoingCallback {
   const base = {
     family,
     status: randomText(random, 12),
-    id_gen: randomText(random, 30),
+    id_gen: `op-${randomText(random, 30)}`,
     time_gen: randomText(random, 30),
   } as const;
   if (random() < 0.3) return { ...base, event: 'error', message: randomText(random, 200) };
@@ -120,7 +120,7 @@ describe('generated callbacks read the same by us, busboy and @fastify/busboy', 
       const family = random() < 0.5 ? 'A' : 'B';
       const parts: RawPart[] = [
         textPart('status', randomText(random, 10)),
-        textPart('id_gen', randomText(random, 20)),
+        textPart('id_gen', `op-${randomText(random, 20)}`),
         textPart('time_gen', randomText(random, 20)),
         random() < 0.5
           ? textPart(family === 'A' ? 'message' : 'img_message', randomText(random, 100))

@@ -180,6 +180,16 @@ export const SHAPE_CASES: MalformedCase[] = [
     code: 'too_many_parts',
     options: { limits: { parts: 3 } },
   },
+  {
+    name: 'empty id_gen',
+    body: rawBody(B, [
+      textPart('status', 'error'),
+      textPart('id_gen', ''),
+      textPart('time_gen', 't'),
+      textPart('message', 'm'),
+    ]),
+    code: 'invalid_text',
+  },
   // Text encoding.
   {
     name: 'invalid UTF-8 in a text part',

@@ -61,7 +61,7 @@ const filename = fc
 
 const fields = {
   status: trickyText,
-  id_gen: trickyText.filter((id) => Buffer.byteLength(id) <= 256),
+  id_gen: trickyText.filter((id) => id !== '' && Buffer.byteLength(id) <= 256),
   time_gen: trickyText,
 };
 
@@ -286,5 +286,11 @@ describe('encoding', () => {
         message: 'a\ud800b',
       }),
     ).rejects.toThrow(/unpaired surrogate/);
+  });
+
+  it('refuses an empty id_gen, which a receiver could not tell from another', async () => {
+    await expect(
+      encodeCallback({ family: 'B', event: 'error', status: 'e', id_gen: '', time_gen: 't', message: 'm' }),
+    ).rejects.toThrow(/id_gen must not be empty/);
   });
 });
