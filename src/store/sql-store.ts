@@ -50,8 +50,8 @@ export interface StoreOptions {
   /** The store's clock, Unix milliseconds; `Date.now` by default (tests move time by hand). */
   clock?: () => number;
   /**
-   * Errors no call can return: a wake-up listener threw, the LISTEN connection dropped.
-   * A process warning by default.
+   * Errors no call can return: a wake-up listener threw, the LISTEN connection dropped, the
+   * SQLite checkpoint thread failed. A process warning by default.
    */
   onBackgroundError?: (error: unknown) => void;
 }

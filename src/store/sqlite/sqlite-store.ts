@@ -6,19 +6,27 @@ import type { StoreDb } from '../operation-queries.ts';
 import type { StoreSchema } from '../schema.ts';
 import { SqlStore, type StoreOptions } from '../sql-store.ts';
 import type { WorkEvent, WorkListener, WorkSubscription } from '../store.ts';
-import { WorkSignal } from '../work-signal.ts';
+import { StoreError } from '../store-error.ts';
+import { WorkSignal, warnListenerError } from '../work-signal.ts';
 import { ImmediateSqliteDialect } from './immediate-sqlite-dialect.ts';
 import { withStatementCache } from './statement-cache.ts';
+import { checkpointInThread, type WalCheckpointer } from './wal-checkpointer.ts';
 
 export interface SqliteStoreOptions extends StoreOptions {
   /** How long a write waits for another process's write lock before failing, in ms. */
   busyTimeoutMs?: number;
+  /**
+   * How often a worker thread checkpoints the WAL of a file database, in ms (500). 0 leaves
+   * checkpoints to SQLite, which runs them inside a commit, on the event loop.
+   */
+  checkpointIntervalMs?: number;
 }
 
 /** One open database file, shared by every store of this process that opens the same path. */
 interface OpenFile {
   db: StoreDb;
   signal: WorkSignal;
+  checkpointer: WalCheckpointer | undefined;
   users: number;
 }
 
@@ -35,6 +43,10 @@ function openFile(path: string, options: SqliteStoreOptions): OpenFile {
     existing.users += 1;
     return existing;
   }
+  const interval = options.checkpointIntervalMs;
+  if (interval !== undefined && !(Number.isSafeInteger(interval) && interval >= 0)) {
+    throw new StoreError('invalid_argument', 'checkpointIntervalMs must be 0 or positive ms');
+  }
   if (shared) mkdirSync(dirname(key), { recursive: true });
   const database = new Database(key);
   // WAL: readers never wait for the writer; NORMAL is durable across process crashes in WAL.
@@ -47,6 +59,12 @@ function openFile(path: string, options: SqliteStoreOptions): OpenFile {
       dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }),
     }),
     signal: new WorkSignal(options.onBackgroundError),
+    checkpointer: shared
+      ? checkpointInThread(database, key, {
+          onError: options.onBackgroundError ?? warnListenerError,
+          ...(options.checkpointIntervalMs === undefined ? {} : { intervalMs: options.checkpointIntervalMs }),
+        })
+      : undefined,
     users: 1,
   };
   if (shared) openFiles.set(key, file);
@@ -106,6 +124,8 @@ export class SqliteStore extends SqlStore {
     this.#file.users -= 1;
     if (this.#file.users > 0) return;
     for (const [key, file] of openFiles) if (file === this.#file) openFiles.delete(key);
+    // The thread's connection first: closing the last one checkpoints and removes the WAL.
+    await this.#file.checkpointer?.stop();
     await this.#file.db.destroy();
   }
 }
