@@ -221,7 +221,10 @@ export class DeliveryWorker {
    * So it is looked at again after a pause that doubles while it stays blocked.
    */
   async #sleep(claimedAt: number): Promise<void> {
-    const next = await this.#options.store.nextDueAt('callback').catch(() => null);
+    // With every slot busy only a finished delivery (which pokes) can let work be taken: asking
+    // the store when work is due would cost a query per delivery for nothing.
+    const full = this.#inflight.size >= (this.#options.concurrency ?? 16);
+    const next = full ? null : await this.#options.store.nextDueAt('callback').catch(() => null);
     const delay = next === null ? 60_000 : Math.max(0, Math.min(60_000, next - Date.now()));
     // A wake-up during the claim or the query above would otherwise be lost for up to a minute.
     if (this.#poked || !this.#running) return;
