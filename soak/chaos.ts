@@ -5,7 +5,7 @@
  * the status it was answered, and the worker must end with no slot and no descriptor held.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   CallbackSender,
@@ -58,7 +58,19 @@ export const CHAOS_RETRY: RetryPolicy = {
   retryAfterMaxMs: 1_000,
 };
 
-const fdCount = () => readdirSync('/proc/self/fd').length;
+/**
+ * Descriptors open in this process, but for the store's database files: the store's SQLite
+ * checkpoint thread opens the WAL when it first checkpoints, at a moment of its own, and what is
+ * counted here is what the worker and its sender open.
+ */
+const fdCount = (database: string) =>
+  readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return !readlinkSync(`/proc/self/fd/${fd}`).startsWith(database);
+    } catch {
+      return false; // closed since the listing (the listing's own descriptor, for one)
+    }
+  }).length;
 
 function jpeg(size: number): Buffer {
   const bytes = randomBytes(size);
@@ -86,7 +98,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
   const started = performance.now();
   const dir = await tempDir('chaos');
   const receiver = await startChaosReceiver(options.seed, 100);
-  const store: Store = openStore(join(dir.path, 'store.sqlite'));
+  const database = join(dir.path, 'store.sqlite');
+  const store: Store = openStore(database);
   await store.migrate();
   const blobs = new DirectoryBlobStore(join(dir.path, 'results'));
   const nextId = uuidv7Generator();
@@ -114,7 +127,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       });
     }
   }
-  const fdsBefore = fdCount();
+  const fdsBefore = fdCount(database);
   const workerErrors: string[] = [];
   const sender = new CallbackSender({
     ssrf: { allowPrivate: true },
@@ -208,8 +221,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
     // Compared with the count taken just before the worker started, the store and the receiver
     // still open: what the worker and its sender opened must all be closed. Sockets close
     // asynchronously, so the event loop is given a moment.
-    await until(() => fdCount() <= fdsBefore, 3_000, 50);
-    figures.fdsAfter = fdCount();
+    await until(() => fdCount(database) <= fdsBefore, 3_000, 50);
+    figures.fdsAfter = fdCount(database);
     await receiver.close();
     await store.close();
     await dir.remove();
