@@ -8,12 +8,14 @@ import { isDeepStrictEqual } from 'node:util';
 import busboy from 'busboy';
 import {
   CallbackDecoder,
+  type DecodeOptions,
   encodeCallback,
   FAMILY_PARTS,
   type Family,
   type FileSink,
   type MediaType,
   ProtocolError,
+  type ProtocolErrorCode,
   sniffMediaType,
 } from '../../src/protocol/index.ts';
 
@@ -35,7 +37,7 @@ export interface Decoded {
   };
 }
 
-export type Outcome = { ok: true; callback: Decoded } | { ok: false; code: string };
+export type Outcome = { ok: true; callback: Decoded } | { ok: false; code: ProtocolErrorCode };
 
 /** A failure of the decoder itself (not a refusal of the body): always a defect. */
 export class DecoderDefect extends Error {
@@ -54,6 +56,7 @@ function collectingSink(slow: boolean): Collecting {
     state: 'open',
     write(chunk) {
       if (sink.state !== 'open') throw new DecoderDefect(`sink written after ${sink.state}`);
+      // Copied: the decoder may hand over views of the caller's input chunks.
       sink.chunks.push(Buffer.from(chunk));
       if (slow && ++writes % 2 === 0) return new Promise<void>((resolve) => setImmediate(resolve));
     },
@@ -70,18 +73,22 @@ function collectingSink(slow: boolean): Collecting {
 }
 
 /**
- * Decodes `chunks`; a refusal is an outcome, anything else (a TypeError, a broken sink
- * contract) is rethrown as a {@link DecoderDefect}.
+ * Decodes `chunks` with a fresh decoder; a refusal is an outcome, anything else (a TypeError, a
+ * broken sink contract) is rethrown as a {@link DecoderDefect}. The sink contract: a valid
+ * success callback closes its sink (the one it carries), a refused body aborts the sink if one
+ * was made, an error callback makes none, and nothing is written after a close or an abort.
  */
 export async function decode(
-  contentType: string | null,
-  chunks: readonly Buffer[],
+  contentType: string | null | undefined,
+  chunks: Iterable<Uint8Array>,
   slowSink = false,
+  options: Omit<DecodeOptions, 'sink'> = {},
 ): Promise<Outcome> {
   let sink: Collecting | null = null;
   let decoder: CallbackDecoder | undefined;
   try {
     decoder = new CallbackDecoder(contentType, {
+      ...options,
       sink: () => {
         if (sink) throw new DecoderDefect('a second sink was asked for');
         sink = collectingSink(slowSink);
@@ -105,6 +112,7 @@ export async function decode(
     }
     const used = sink as Collecting | null;
     if (used?.state !== 'closed') throw new DecoderDefect('a valid callback left its sink unclosed');
+    if (callback.file.sink !== used) throw new DecoderDefect('the callback carries another sink');
     const { sink: _sink, ...file } = callback.file;
     return {
       ok: true,
