@@ -3,7 +3,7 @@
  * Unix milliseconds in records and RFC 3339 UTC text in the operation resource.
  */
 import type { Family, MediaType } from '../protocol/index.ts';
-import type { CallbackState, CircuitState, OperationKind, OperationState } from './schema.ts';
+import type { CallbackState, CallbacksTable, CircuitState, OperationKind, OperationState } from './schema.ts';
 
 /** An operation as the caller submits it; `id_gen` is a UUIDv7 the caller made. */
 export interface NewOperation {
@@ -54,21 +54,8 @@ export interface FinishResult {
   changed: boolean;
 }
 
-/** The outbox row of one operation. */
-export interface CallbackRecord {
-  id_gen: string;
-  state: CallbackState;
-  next_attempt_at: number | null;
-  attempt_count: number;
-  round: number;
-  round_attempt_count: number;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
-  endpoint_key: string;
-  created_at: number;
-  finished_at: number | null;
-  last_error: string | null;
-}
+/** The outbox row of one operation: the `callbacks` table's columns, as numbers on every database. */
+export type CallbackRecord = CallbacksTable;
 
 /** A callback claimed for delivery, with the operation it reports on. */
 export interface ClaimedCallback {
