@@ -62,7 +62,8 @@ export interface FuzzFigures {
   strictnessExamples: Finding[];
 }
 
-function blank(): FuzzFigures {
+/** Figures before any body: every count at zero. */
+export function emptyFuzzFigures(): FuzzFigures {
   return {
     bodies: 0,
     valid: 0,
@@ -183,7 +184,7 @@ function noteMemory(figures: FuzzFigures): void {
 
 /** Runs the three phases; stops early only when a phase's property fails. */
 export async function runFuzz(options: FuzzOptions): Promise<FuzzFigures> {
-  const figures = blank();
+  const figures = emptyFuzzFigures();
   const started = performance.now();
   const tick = () => {
     if (figures.bodies % 1000 === 0) {

@@ -4,24 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { serialize, validCaseArb } from '../../soak/fuzz/bodies.ts';
-import { checkBody, type FuzzFigures } from '../../soak/fuzz/fuzz.ts';
+import { checkBody, emptyFuzzFigures } from '../../soak/fuzz/fuzz.ts';
 import { agreesWithBusboy, type Decoded, decode, shapeProblem } from '../../soak/fuzz/oracle.ts';
-
-const figures = (): FuzzFigures => ({
-  bodies: 0,
-  valid: 0,
-  mutated: 0,
-  accepted: 0,
-  refusedByCode: {},
-  bothReadAsCallback: 0,
-  busboyShapeWeRefuse: {},
-  weAcceptBusboyNot: 0,
-  maxDecodeMs: 0,
-  peakRssMb: 0,
-  seconds: 0,
-  findings: [],
-  strictnessExamples: [],
-});
 
 describe('the fuzz oracle', () => {
   const [sample] = fc.sample(validCaseArb, { seed: 5, numRuns: 1 });
@@ -32,7 +16,7 @@ describe('the fuzz oracle', () => {
     expect(
       await checkBody(
         { contentType: sample!.spec.contentType, body: serialize(sample!.spec) },
-        figures(),
+        emptyFuzzFigures(),
         't',
         1,
         sample!.expected,
@@ -44,7 +28,7 @@ describe('the fuzz oracle', () => {
     const wrong = { ...sample!.expected, status: `${sample!.expected.status}!` };
     const found = await checkBody(
       { contentType: sample!.spec.contentType, body: serialize(sample!.spec) },
-      figures(),
+      emptyFuzzFigures(),
       't',
       1,
       wrong,
@@ -55,7 +39,7 @@ describe('the fuzz oracle', () => {
   it('reports a refused valid body', async () => {
     const found = await checkBody(
       { contentType: 'text/plain', body: serialize(sample!.spec) },
-      figures(),
+      emptyFuzzFigures(),
       't',
       1,
       sample!.expected,
