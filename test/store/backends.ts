@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { POSTGRES_URL } from '../../soak/lib/processes.ts';
 import { PostgresStore, SqliteStore, type Store, type StoreOptions } from '../../src/store/index.ts';
 
-export const POSTGRES_URL = process.env.MEDIAHOOK_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
+export { POSTGRES_URL, probePostgres } from '../../soak/lib/processes.ts';
 
 /** One test's database. */
 export interface Backend {
@@ -85,21 +86,6 @@ export const sqliteBackend: BackendKind = {
     };
   },
 };
-
-/** Undefined when PostgreSQL answers, else why not. */
-export async function probePostgres(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
 export const postgresBackend: BackendKind = {
   name: 'postgres',
