@@ -2,16 +2,18 @@
  * The JSON Schemas (2020-12) of the service's API, written once: requests are validated
  * against them and `GET /openapi.json` is generated from them.
  */
+import { FAMILIES } from '../protocol/index.ts';
+import { CALLBACK_STATES, CIRCUIT_STATES, OPERATION_KINDS, OPERATION_STATES } from '../store/index.ts';
 
 export const CREATE_OPERATION_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['kind', 'family', 'webhook_url', 'prompt'],
   properties: {
-    kind: { type: 'string', enum: ['image', 'video'], description: 'What to generate.' },
+    kind: { type: 'string', enum: OPERATION_KINDS, description: 'What to generate.' },
     family: {
       type: 'string',
-      enum: ['A', 'B'],
+      enum: FAMILIES,
       description:
         'Callback family: A (`result_pv` / `message`) or B (`res_image` / `img_message`, images only).',
     },
@@ -56,9 +58,9 @@ export const OPERATION_SCHEMA = {
   required: ['id_gen', 'kind', 'family', 'state', 'webhook_url', 'created_at', 'finished_at', 'callback'],
   properties: {
     id_gen: { type: 'string', description: 'UUIDv7; the idempotency key of the callback.' },
-    kind: { type: 'string', enum: ['image', 'video'] },
-    family: { type: 'string', enum: ['A', 'B'] },
-    state: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed'] },
+    kind: { type: 'string', enum: OPERATION_KINDS },
+    family: { type: 'string', enum: FAMILIES },
+    state: { type: 'string', enum: OPERATION_STATES },
     webhook_url: { type: 'string' },
     created_at: TIME,
     finished_at: { type: ['string', 'null'], format: 'date-time' },
@@ -66,7 +68,7 @@ export const OPERATION_SCHEMA = {
       type: 'object',
       required: ['state', 'next_attempt_at', 'attempts'],
       properties: {
-        state: { type: 'string', enum: ['pending', 'delivering', 'retrying', 'delivered', 'dead', 'gone'] },
+        state: { type: 'string', enum: CALLBACK_STATES },
         next_attempt_at: { type: ['string', 'null'], format: 'date-time' },
         attempts: { type: 'array', items: { $ref: '#/components/schemas/Attempt' } },
       },
@@ -88,7 +90,7 @@ export const ENDPOINT_SCHEMA = {
   required: ['key', 'circuit_state', 'consecutive_failures', 'open_until'],
   properties: {
     key: { type: 'string', description: 'host:port of the webhook URLs it covers.' },
-    circuit_state: { type: 'string', enum: ['closed', 'open', 'half_open'] },
+    circuit_state: { type: 'string', enum: CIRCUIT_STATES },
     consecutive_failures: { type: 'integer', minimum: 0 },
     open_until: { type: ['string', 'null'], format: 'date-time' },
   },

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DirectoryBlobStore } from '../delivery/index.ts';
 import { uuidv7 } from '../ids/uuidv7.ts';
-import type { CallbackState, OperationState, Store } from '../store/index.ts';
+import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { dashboardPage } from '../web/dashboard-page.ts';
 import { ApiError, apiErrorResponse } from './api-error.ts';
 import type { Logger } from './json-log.ts';
@@ -132,21 +132,9 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
         }
         const operations = await store.listOperations({
           limit,
-          state: oneOf<OperationState>('state', url.searchParams.get('state'), [
-            'queued',
-            'running',
-            'succeeded',
-            'failed',
-          ]),
+          state: oneOf('state', url.searchParams.get('state'), OPERATION_STATES),
           family: oneOf('family', url.searchParams.get('family'), ['A', 'B'] as const),
-          callbackState: oneOf<CallbackState>('callback_state', url.searchParams.get('callback_state'), [
-            'pending',
-            'delivering',
-            'retrying',
-            'delivered',
-            'dead',
-            'gone',
-          ]),
+          callbackState: oneOf('callback_state', url.searchParams.get('callback_state'), CALLBACK_STATES),
           endpoint: url.searchParams.get('endpoint') ?? undefined,
           before: url.searchParams.get('before') ?? undefined,
         });
