@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createService } from '../service/service.ts';
 import { type CliIo, type Command, parseCommandArgs, UsageError } from './command.ts';
-import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceSetup } from './service-flags.ts';
+import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
 import { untilSignal } from './signals.ts';
 
 const USAGE = `Usage: mediahook serve [options]
@@ -42,17 +42,7 @@ export const serveCommand: Command = {
       );
       return 1;
     }
-    const service = createService({
-      store: setup.store,
-      dataDir: setup.dataDir,
-      generator: setup.generator,
-      secrets: setup.secrets,
-      ssrf: setup.ssrf,
-      retrySchedule: setup.retrySchedule,
-      generationConcurrency: setup.concurrency,
-      leaseMs: setup.leaseMs,
-      workers: values['no-worker'] !== true,
-    });
+    const service = createService({ ...serviceOptionsOf(setup), workers: values['no-worker'] !== true });
     // A single embedded process restarting: whatever it held before is its own to take back.
     if (setup.store.dialect === 'sqlite') await setup.store.recoverLeases();
     await service.start();

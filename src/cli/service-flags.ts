@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { SsrfPolicy } from '../delivery/index.ts';
 import type { Generator } from '../service/generators/index.ts';
+import type { ServiceOptions } from '../service/service.ts';
 import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
 import { openStore, type Store } from '../store/index.ts';
 import { UsageError } from './command.ts';
@@ -94,6 +95,20 @@ export async function serviceSetup(values: ServiceFlags): Promise<ServiceSetup> 
     retrySchedule,
     concurrency,
     leaseMs,
+  };
+}
+
+/** The service's options from the shared flags, as `serve` and `worker` both run it. */
+export function serviceOptionsOf(setup: ServiceSetup): ServiceOptions {
+  return {
+    store: setup.store,
+    dataDir: setup.dataDir,
+    generator: setup.generator,
+    secrets: setup.secrets,
+    ssrf: setup.ssrf,
+    retrySchedule: setup.retrySchedule,
+    generationConcurrency: setup.concurrency,
+    leaseMs: setup.leaseMs,
   };
 }
 

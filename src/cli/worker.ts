@@ -1,6 +1,6 @@
 import { createService } from '../service/service.ts';
 import { type CliIo, type Command, parseCommandArgs, UsageError } from './command.ts';
-import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceSetup } from './service-flags.ts';
+import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
 import { untilSignal } from './signals.ts';
 
 const USAGE = `Usage: mediahook worker --db postgres://… [options]
@@ -22,16 +22,7 @@ export const workerCommand: Command = {
     if (values.db === undefined)
       throw new UsageError('--db is required (a postgres:// URL, or a SQLite file)');
     const setup = await serviceSetup(values);
-    const service = createService({
-      store: setup.store,
-      dataDir: setup.dataDir,
-      generator: setup.generator,
-      secrets: setup.secrets,
-      ssrf: setup.ssrf,
-      retrySchedule: setup.retrySchedule,
-      generationConcurrency: setup.concurrency,
-      leaseMs: setup.leaseMs,
-    });
+    const service = createService(serviceOptionsOf(setup));
     const stopped = untilSignal();
     await service.start();
     io.stderr.write(`mediahook worker: running on ${setup.store.dialect} (data in ${setup.dataDir})\n`);
