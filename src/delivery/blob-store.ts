@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { extensionOf, type MediaType } from '../protocol/index.ts';
 
@@ -59,6 +59,16 @@ export class DirectoryBlobStore {
     await writeFile(temp, bytes);
     await rename(temp, this.pathOf(key));
     return key;
+  }
+
+  /** The whole file, or null when it is not kept (any longer). */
+  async read(key: string): Promise<Buffer | null> {
+    try {
+      return await readFile(this.pathOf(key));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
   }
 
   async exists(key: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { type Agent, request, errors as undiciErrors } from 'undici';
 import {
   BodySigner,
@@ -113,7 +113,9 @@ export class CallbackSender {
     const secrets = this.#options.secrets ?? [];
     if (secrets.length > 0) {
       const signer = new BodySigner(secrets, callback.id_gen);
-      for await (const chunk of encoded.body()) signer.update(chunk);
+      const whole = encoded.inMemory();
+      if (whole) signer.update(whole);
+      else for await (const chunk of encoded.body()) signer.update(chunk);
       Object.assign(headers, signer.headers());
     }
     return this.#post(url, encoded, headers, at, started, signal);
@@ -150,8 +152,10 @@ export class CallbackSender {
       windowBytes = 0;
     }, tick);
     watchdog.unref();
+    // undici takes the iterable as it is; a Readable around it would cost more than the request.
     async function* body(): AsyncGenerator<Buffer> {
-      for await (const chunk of encoded.body()) {
+      const whole = encoded.inMemory();
+      for await (const chunk of whole ? [whole] : encoded.body()) {
         sent += chunk.length;
         windowBytes += chunk.length;
         yield chunk;
@@ -163,7 +167,9 @@ export class CallbackSender {
         method: 'POST',
         dispatcher: this.#agent,
         headers,
-        body: Readable.from(body(), { objectMode: false }),
+        // An async iterable is a documented body (undici writes it with writeIterable); the
+        // type declaration lists only Readable.
+        body: body() as unknown as Readable,
         signal: abort.signal,
       });
       uploading = false;

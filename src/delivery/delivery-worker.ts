@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { OutgoingCallback } from '../protocol/index.ts';
+import type { FileSource, OutgoingCallback } from '../protocol/index.ts';
 import {
   type CallbackRecord,
   type ClaimedCallback,
@@ -21,6 +21,12 @@ export interface CircuitPolicy {
 }
 
 const MIN_BLOCKED_POLL_MS = 50;
+
+/**
+ * Results up to this size are read whole and sent from memory: one read, where streaming a
+ * small file costs more CPU than the request that carries it. Larger ones are streamed.
+ */
+const IN_MEMORY_RESULT_BYTES = 1024 * 1024;
 
 export const DEFAULT_CIRCUIT_POLICY: Readonly<CircuitPolicy> = Object.freeze({
   failureThreshold: 5,
@@ -56,15 +62,15 @@ export interface DeliveryWorkerOptions {
 }
 
 /** The callback an operation's outcome stands for. */
-export function outgoingCallbackOf(operation: OperationRecord, filePath: string | null): OutgoingCallback {
+export function outgoingCallbackOf(operation: OperationRecord, file: FileSource | null): OutgoingCallback {
   const time_gen = new Date(operation.finished_at ?? Date.now()).toISOString();
   const fields = { family: operation.family, id_gen: operation.id_gen, time_gen };
-  if (operation.state === 'succeeded' && operation.result && filePath) {
+  if (operation.state === 'succeeded' && operation.result && file !== null) {
     return {
       ...fields,
       event: 'success',
       status: operation.status_text ?? 'success',
-      file: filePath,
+      file,
       mediaType: operation.result.media_type,
     };
   }
@@ -249,10 +255,12 @@ export class DeliveryWorker {
 
   async #deliver({ callback, operation }: ClaimedCallback): Promise<void> {
     const { blobs, sender } = this.#options;
-    let filePath: string | null = null;
+    let file: FileSource | null = null;
     if (operation.state === 'succeeded' && operation.result) {
-      filePath = blobs.pathOf(operation.result.key);
-      if (!(await blobs.exists(operation.result.key))) {
+      const { key, bytes } = operation.result;
+      if (bytes <= IN_MEMORY_RESULT_BYTES) file = await blobs.read(key);
+      else if (await blobs.exists(key)) file = blobs.pathOf(key);
+      if (file === null) {
         const attempt: AttemptResult = {
           at: new Date().toISOString(),
           duration_ms: 0,
@@ -268,7 +276,7 @@ export class DeliveryWorker {
     }
     await this.#enterCircuit(callback.endpoint_key);
     const cancel = this.#cancel.signal;
-    const attempt = await sender.send(operation.webhook_url, outgoingCallbackOf(operation, filePath), cancel);
+    const attempt = await sender.send(operation.webhook_url, outgoingCallbackOf(operation, file), cancel);
     if (cancel.aborted && attempt.error?.startsWith(CANCELLED)) {
       // Ended by stop(), not by the receiver: no mark against it, and due again at once.
       await this.#record(callback, attempt, { state: 'retrying', next_attempt_at: Date.now() });

@@ -36,6 +36,12 @@ export interface EncodedCallback {
    * (once to sign, once to send) when the source is a path or a Buffer.
    */
   body(): AsyncIterable<Buffer>;
+  /**
+   * The whole body as one Buffer when nothing of it has to be read (an error callback, or a file
+   * given as bytes); null when the file is a path or a stream. One write instead of a stream:
+   * for a small result, streaming it costs more than the request itself.
+   */
+  inMemory(): Buffer | null;
 }
 
 /** A boundary of 32 random characters; RFC 2046 allows up to 70. */
@@ -112,6 +118,7 @@ export async function encodeCallback(
       async *body() {
         yield bytes;
       },
+      inMemory: () => bytes,
     };
   }
   const filename = callback.filename ?? `${callback.id_gen}${extensionOf(callback.mediaType)}`;
@@ -120,6 +127,7 @@ export async function encodeCallback(
   const source = callback.file;
   const size = await sizeOf(source);
   let streamUsed = false;
+  let whole: Buffer | null = null;
   return {
     boundary,
     contentType: contentTypeFor(boundary),
@@ -148,6 +156,11 @@ export async function encodeCallback(
         if (read !== size) throw new Error(`the file stream ended at ${read} of its declared ${size} bytes`);
       }
       yield tail;
+    },
+    inMemory() {
+      if (!(source instanceof Uint8Array)) return null;
+      whole ??= Buffer.concat([headBytes, source, tail]);
+      return whole;
     },
   };
 }
