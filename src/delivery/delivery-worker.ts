@@ -1,24 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { FileSource, OutgoingCallback } from '../protocol/index.ts';
+import { setMaxListeners } from 'node:events';
 import {
   type CallbackRecord,
+  type CircuitPolicy,
   type ClaimedCallback,
+  DEFAULT_CIRCUIT_POLICY,
   FINAL_CALLBACK_STATES,
+  isStoreError,
   type NextCallbackState,
   type OperationRecord,
+  type Settlement,
   type Store,
 } from '../store/index.ts';
 import type { DirectoryBlobStore } from './blob-store.ts';
 import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
 import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from './retry-policy.ts';
-
-export interface CircuitPolicy {
-  /** Consecutive failures of one receiver that open its circuit. */
-  failureThreshold: number;
-  /** How long the first opening lasts; each further one doubles it, up to `maxOpenMs`. */
-  openMs: number;
-  maxOpenMs: number;
-}
 
 const MIN_BLOCKED_POLL_MS = 50;
 
@@ -27,12 +24,6 @@ const MIN_BLOCKED_POLL_MS = 50;
  * small file costs more CPU than the request that carries it. Larger ones are streamed.
  */
 const IN_MEMORY_RESULT_BYTES = 1024 * 1024;
-
-export const DEFAULT_CIRCUIT_POLICY: Readonly<CircuitPolicy> = Object.freeze({
-  failureThreshold: 5,
-  openMs: 30_000,
-  maxOpenMs: 30 * 60_000,
-});
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -59,6 +50,13 @@ export interface DeliveryWorkerOptions {
   }) => void;
   /** Told of a failure of the worker itself (a store error); the worker carries on. */
   onError?: (error: unknown) => void;
+}
+
+/** An attempt that ended, waiting for the loop's next round to record it. */
+interface Finished {
+  settlement: Settlement;
+  endpoint: string;
+  attempt: AttemptResult;
 }
 
 /** The callback an operation's outcome stands for. */
@@ -97,6 +95,8 @@ export class DeliveryWorker {
   readonly workerId: string;
   readonly #options: DeliveryWorkerOptions;
   readonly #inflight = new Set<Promise<void>>();
+  /** Attempts that ended and are not written yet: the next round of the loop settles them. */
+  #finished: Finished[] = [];
   #running = false;
   #loop: Promise<void> | null = null;
   #wake: (() => void) | null = null;
@@ -119,6 +119,8 @@ export class DeliveryWorker {
     if (this.#running) return;
     this.#running = true;
     this.#cancel = new AbortController();
+    // Every send in flight listens for the cancel: as many listeners as slots is no leak.
+    setMaxListeners(this.#concurrency + 1, this.#cancel.signal);
     const subscription = this.#options.store.onWork((event) => {
       if (event.kind === 'callback') this.#poke();
     });
@@ -152,6 +154,12 @@ export class DeliveryWorker {
     clearTimeout(timer);
     this.#cancel.abort();
     await Promise.all(this.#inflight);
+    // What ended since the loop stopped is recorded before the leases go back.
+    if (this.#finished.length > 0) {
+      await this.#settle(this.#finished.splice(0), 0).catch((error: unknown) =>
+        this.#options.onError?.(error),
+      );
+    }
     await this.#options.store.releaseLeases(this.workerId);
   }
 
@@ -179,44 +187,111 @@ export class DeliveryWorker {
     return this.#inflight.size;
   }
 
+  get #concurrency(): number {
+    return this.#options.concurrency ?? 16;
+  }
+
+  /**
+   * One round after another: record the attempts that ended (and their receivers' circuits)
+   * and claim what the free slots can take, in one transaction. Deliveries that end while a
+   * round runs, or in the same turn of the event loop (the wake-up waits for it), share the next
+   * one: the busier the worker, the more each transaction carries.
+   */
   async #run(): Promise<void> {
-    const { store } = this.#options;
-    const concurrency = this.#options.concurrency ?? 16;
     while (this.#running) {
       // Whatever is announced from here on may have been missed by this claim: look again.
       this.#poked = false;
       const claimedAt = Date.now();
+      const free = this.#concurrency - this.#inflight.size;
+      const finished = this.#finished.splice(0);
       let claimed: ClaimedCallback[] = [];
-      const free = concurrency - this.#inflight.size;
-      if (free > 0) {
+      if (free > 0 || finished.length > 0) {
         try {
-          claimed = await store.claimCallbacks(this.workerId, {
-            limit: free,
-            leaseMs: this.#options.leaseMs ?? 10 * 60_000,
-            perEndpointLimit: this.#options.perEndpointLimit ?? 4,
-          });
+          claimed = await this.#settle(finished, free);
         } catch (error) {
           this.#options.onError?.(error);
+          // Nothing of the round was written: its attempts go with the next one (their
+          // leases are long), after a pause, so a store that is down is not asked in a loop.
+          this.#finished.unshift(...finished);
+          await this.#pause(this.#nextBlockedPoll());
+          continue;
         }
       }
-      for (const item of claimed) {
-        const delivery = this.#deliver(item).catch((error: unknown) => this.#options.onError?.(error));
-        this.#inflight.add(delivery);
-        void delivery.finally(() => {
-          this.#inflight.delete(delivery);
-          this.#poke();
-        });
-      }
+      for (const item of claimed) this.#start(item);
       if (claimed.length > 0) this.#blockedPollMs = MIN_BLOCKED_POLL_MS;
       if (claimed.length === free && free > 0) continue; // there may be more due right now
       await this.#sleep(claimedAt);
     }
   }
 
-  /** Wakes the loop now if it sleeps, else makes its next sleep return at once. */
+  /** Writes the ended attempts and claims up to `limit` more; tells of each attempt written. */
+  async #settle(finished: Finished[], limit: number): Promise<ClaimedCallback[]> {
+    const result = await this.#options.store.settleCallbacks(
+      this.workerId,
+      finished.map((f) => f.settlement),
+      {
+        circuit: this.#options.circuit ?? DEFAULT_CIRCUIT_POLICY,
+        ...(limit > 0
+          ? {
+              claim: {
+                limit,
+                leaseMs: this.#options.leaseMs ?? 10 * 60_000,
+                perEndpointLimit: this.#options.perEndpointLimit ?? 4,
+              },
+            }
+          : {}),
+      },
+    );
+    result.settled.forEach((record, i) => {
+      const { settlement, endpoint, attempt } = finished[i]!;
+      // Not written (the lease was lost to another worker): that worker's attempt counts.
+      if (isStoreError(record)) this.#options.onError?.(record);
+      else this.#options.onAttempt?.({ id_gen: settlement.id_gen, endpoint, attempt, next: settlement.next });
+    });
+    return result.claimed;
+  }
+
+  #start(item: ClaimedCallback): void {
+    const delivery = this.#deliver(item).catch((error: unknown) => this.#options.onError?.(error));
+    this.#inflight.add(delivery);
+    void delivery.finally(() => {
+      this.#inflight.delete(delivery);
+      this.#poke();
+    });
+  }
+
+  /**
+   * Wakes the loop if it sleeps, else makes its next sleep return at once. The loop runs after
+   * the current turn of the event loop, so that every delivery ending in this turn is settled
+   * by the same round.
+   */
   #poke(): void {
-    if (this.#wake) this.#wake();
-    else this.#poked = true;
+    const wake = this.#wake;
+    if (wake) {
+      this.#wake = null;
+      setImmediate(wake);
+    } else this.#poked = true;
+  }
+
+  /** The pause before looking again at work that stays blocked: doubling, up to a second. */
+  #nextBlockedPoll(): number {
+    const wait = this.#blockedPollMs;
+    this.#blockedPollMs = Math.min(1_000, this.#blockedPollMs * 2);
+    return wait;
+  }
+
+  /** Waits `ms`, or less when poked. */
+  async #pause(ms: number): Promise<void> {
+    if (this.#poked || !this.#running) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+    });
+    this.#wake = null;
   }
 
   /**
@@ -229,30 +304,18 @@ export class DeliveryWorker {
   async #sleep(claimedAt: number): Promise<void> {
     // With every slot busy only a finished delivery (which pokes) can let work be taken: asking
     // the store when work is due would cost a query per delivery for nothing.
-    const full = this.#inflight.size >= (this.#options.concurrency ?? 16);
+    const full = this.#inflight.size >= this.#concurrency;
     const next = full ? null : await this.#options.store.nextDueAt('callback').catch(() => null);
     const delay = next === null ? 60_000 : Math.max(0, Math.min(60_000, next - Date.now()));
     // A wake-up during the claim or the query above would otherwise be lost for up to a minute.
     if (this.#poked || !this.#running) return;
     const blocked = next !== null && next <= claimedAt;
     if (!blocked) this.#blockedPollMs = MIN_BLOCKED_POLL_MS;
-    if (delay === 0 && !blocked && this.#inflight.size < (this.#options.concurrency ?? 16)) return;
-    let wait = delay || 1_000;
-    if (blocked) {
-      wait = this.#blockedPollMs;
-      this.#blockedPollMs = Math.min(1_000, this.#blockedPollMs * 2);
-    }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, wait);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.#wake = done;
-    });
-    this.#wake = null;
+    if (delay === 0 && !blocked && !full) return;
+    await this.#pause(blocked ? this.#nextBlockedPoll() : delay || 1_000);
   }
 
+  /** Sends one claimed callback and queues its attempt for the next round to record. */
   async #deliver({ callback, operation }: ClaimedCallback): Promise<void> {
     const { blobs, sender } = this.#options;
     let file: FileSource | null = null;
@@ -270,24 +333,44 @@ export class DeliveryWorker {
           verdict: 'refused',
           retry_after_ms: null,
         };
-        await this.#record(callback, attempt, { state: 'dead' });
+        this.#finish(callback, attempt, { state: 'dead' }, null);
         return;
       }
     }
-    await this.#enterCircuit(callback.endpoint_key);
     const cancel = this.#cancel.signal;
     const attempt = await sender.send(operation.webhook_url, outgoingCallbackOf(operation, file), cancel);
     if (cancel.aborted && attempt.error?.startsWith(CANCELLED)) {
       // Ended by stop(), not by the receiver: no mark against it, and due again at once.
-      await this.#record(callback, attempt, { state: 'retrying', next_attempt_at: Date.now() });
+      this.#finish(callback, attempt, { state: 'retrying', next_attempt_at: Date.now() }, null);
       return;
     }
-    const next = this.#nextState(callback, attempt);
-    // The circuit first: recording the attempt frees the receiver's slot, and a claim made in
-    // between must already see the circuit this failure opened.
-    if (attempt.verdict !== 'refused')
-      await this.#updateCircuit(callback.endpoint_key, attempt.verdict === 'retry');
-    await this.#record(callback, attempt, next);
+    const circuit =
+      attempt.verdict === 'refused' ? null : attempt.verdict === 'retry' ? 'failed' : 'answered';
+    this.#finish(callback, attempt, this.#nextState(callback, attempt), circuit);
+  }
+
+  #finish(
+    callback: CallbackRecord,
+    attempt: AttemptResult,
+    next: NextCallbackState,
+    circuit: Settlement['circuit'],
+  ): void {
+    this.#finished.push({
+      endpoint: callback.endpoint_key,
+      attempt,
+      settlement: {
+        id_gen: callback.id_gen,
+        attempt: {
+          at: Date.parse(attempt.at),
+          duration_ms: attempt.duration_ms,
+          status_code: attempt.status_code,
+          error: attempt.error,
+          response_head: attempt.response_head,
+        },
+        next,
+        circuit,
+      },
+    });
   }
 
   #nextState(callback: CallbackRecord, attempt: AttemptResult): NextCallbackState {
@@ -306,57 +389,5 @@ export class DeliveryWorker {
           : { state: 'retrying', next_attempt_at: Date.now() + delay };
       }
     }
-  }
-
-  async #record(callback: CallbackRecord, attempt: AttemptResult, next: NextCallbackState): Promise<void> {
-    await this.#options.store.recordAttempt(
-      callback.id_gen,
-      this.workerId,
-      {
-        at: Date.parse(attempt.at),
-        duration_ms: attempt.duration_ms,
-        status_code: attempt.status_code,
-        error: attempt.error,
-        response_head: attempt.response_head,
-      },
-      next,
-    );
-    this.#options.onAttempt?.({ id_gen: callback.id_gen, endpoint: callback.endpoint_key, attempt, next });
-  }
-
-  /** An open circuit whose pause is over lets this attempt through as the probe. */
-  async #enterCircuit(key: string): Promise<void> {
-    const endpoint = await this.#options.store.getEndpoint(key);
-    if (endpoint.circuit_state === 'open' && (endpoint.open_until ?? 0) <= Date.now()) {
-      await this.#options.store.updateEndpoint(key, { ...endpoint, circuit_state: 'half_open' });
-    }
-  }
-
-  async #updateCircuit(key: string, failed: boolean): Promise<void> {
-    const { store } = this.#options;
-    const policy = this.#options.circuit ?? DEFAULT_CIRCUIT_POLICY;
-    const endpoint = await store.getEndpoint(key);
-    if (!failed) {
-      if (endpoint.circuit_state !== 'closed' || endpoint.consecutive_failures !== 0) {
-        await store.updateEndpoint(key, {
-          circuit_state: 'closed',
-          consecutive_failures: 0,
-          open_until: null,
-        });
-      }
-      return;
-    }
-    const failures = endpoint.consecutive_failures + 1;
-    if (failures < policy.failureThreshold) {
-      await store.updateEndpoint(key, { ...endpoint, consecutive_failures: failures });
-      return;
-    }
-    const openings = failures - policy.failureThreshold;
-    const pause = Math.min(policy.maxOpenMs, policy.openMs * 2 ** Math.min(openings, 20));
-    await store.updateEndpoint(key, {
-      circuit_state: 'open',
-      consecutive_failures: failures,
-      open_until: Date.now() + pause,
-    });
   }
 }

@@ -11,13 +11,8 @@ export {
   CANCELLED,
   describeNetworkError,
 } from './callback-sender.ts';
-export {
-  type CircuitPolicy,
-  DEFAULT_CIRCUIT_POLICY,
-  DeliveryWorker,
-  type DeliveryWorkerOptions,
-  outgoingCallbackOf,
-} from './delivery-worker.ts';
+export { type CircuitPolicy, DEFAULT_CIRCUIT_POLICY } from '../store/index.ts';
+export { DeliveryWorker, type DeliveryWorkerOptions, outgoingCallbackOf } from './delivery-worker.ts';
 export {
   DEFAULT_RETRY_POLICY,
   DEFAULT_RETRY_SCHEDULE_MS,

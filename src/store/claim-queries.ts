@@ -4,6 +4,7 @@
  * the backlog, and compiled once.
  */
 import type { ExpressionBuilder, QueryCreator } from 'kysely';
+import { halfOpenCircuits } from './circuit.ts';
 import { runCompiled } from './compiled-query.ts';
 import type { Dialect, StoreDb } from './operation-queries.ts';
 import { toCallbackRecord, toOperationRecord } from './records.ts';
@@ -22,7 +23,8 @@ const MAX_SCAN = 2000;
 /**
  * Due callbacks, now `delivering` under `workerId`'s lease. Due means `pending`/`retrying` at
  * or past `next_attempt_at`, or `delivering` with a lapsed lease (its worker died). Receivers
- * whose circuit is open, or (with `perEndpointLimit`) who are at their cap, are passed over. The
+ * whose circuit is open, or (with `perEndpointLimit`) who are at their cap, are passed over; an
+ * open circuit whose pause is over lets its callbacks through and becomes half-open. The
  * batch takes receivers in turn (first callback of each, then second of each, …), so one
  * receiver's backlog does not crowd out the rest.
  *
@@ -75,6 +77,8 @@ export async function claimCallbackRows(
     values,
   );
   if (rows.length === 0) return [];
+  // A receiver whose circuit let these through because its pause is over is being probed.
+  await halfOpenCircuits(trx, [...new Set(rows.map((r) => r.endpoint_key))], now);
 
   const operations = await trx
     .selectFrom('operations')

@@ -3,6 +3,7 @@
  * receiver circuits, on SQLite (embedded) or PostgreSQL (several workers).
  */
 
+export { type CircuitOutcome, type CircuitPolicy, DEFAULT_CIRCUIT_POLICY, nextCircuit } from './circuit.ts';
 export { endpointKeyOf } from './endpoint-key.ts';
 export { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, MIGRATIONS, migrateToLatest } from './migrations.ts';
 export { openStore } from './open-store.ts';
@@ -41,6 +42,9 @@ export type {
   OperationResult,
   QueueDepth,
   ReleasedLeases,
+  SettleOptions,
+  SettleResult,
+  Settlement,
   Store,
   WorkEvent,
   WorkListener,

@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import { recordAttemptRows, redeliverRow, releaseLeaseRows } from './callback-queries.ts';
+import { applyCircuitOutcomes, type CircuitOutcome } from './circuit.ts';
 import { claimCallbackRows } from './claim-queries.ts';
 import { migrateToLatest } from './migrations.ts';
 import {
@@ -38,6 +39,9 @@ import type {
   OperationResource,
   QueueDepth,
   ReleasedLeases,
+  SettleOptions,
+  SettleResult,
+  Settlement,
   Store,
   WorkEvent,
   WorkListener,
@@ -203,6 +207,44 @@ export abstract class SqlStore implements Store {
     return this.write((trx, events) =>
       recordAttemptRows(trx, idGen, workerId, attempt, next, this.clock(), events),
     );
+  }
+
+  settleCallbacks(
+    workerId: string,
+    settlements: readonly Settlement[],
+    options: SettleOptions,
+  ): Promise<SettleResult> {
+    checkWorker(workerId);
+    if (options.claim) checkDuration('leaseMs', options.claim.leaseMs);
+    return this.write(async (trx, events) => {
+      const now = this.clock();
+      const settled: SettleResult['settled'] = [];
+      const circuits = new Map<string, CircuitOutcome[]>();
+      for (const { id_gen, attempt, next, circuit } of settlements) {
+        try {
+          const record = await recordAttemptRows(trx, id_gen, workerId, attempt, next, now, events);
+          settled.push(record);
+          if (circuit !== null) {
+            const list = circuits.get(record.endpoint_key) ?? [];
+            list.push(circuit);
+            circuits.set(record.endpoint_key, list);
+          }
+        } catch (error) {
+          // A refusal found by reading (no row changed), so the transaction goes on, on
+          // PostgreSQL too; anything else is a real failure of the whole settlement.
+          if (!(error instanceof StoreError)) throw error;
+          settled.push(error);
+        }
+      }
+      await applyCircuitOutcomes(trx, this.dialect, circuits, options.circuit, now);
+      const claimed = options.claim
+        ? await claimCallbackRows(trx, this.dialect, workerId, {
+            ...options.claim,
+            now: options.claim.now ?? now,
+          })
+        : [];
+      return { settled, claimed };
+    });
   }
 
   releaseLeases(workerId: string): Promise<ReleasedLeases> {

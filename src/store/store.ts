@@ -3,7 +3,9 @@
  * Unix milliseconds in records and RFC 3339 UTC text in the operation resource.
  */
 import type { Family, MediaType } from '../protocol/index.ts';
+import type { CircuitOutcome, CircuitPolicy } from './circuit.ts';
 import type { CallbackState, CallbacksTable, CircuitState, OperationKind, OperationState } from './schema.ts';
+import type { StoreError } from './store-error.ts';
 
 /** An operation as the caller submits it; `id_gen` is a UUIDv7 the caller made. */
 export interface NewOperation {
@@ -98,6 +100,33 @@ export interface ClaimCallbacksOptions {
    * what was in flight when they started).
    */
   perEndpointLimit?: number;
+}
+
+/** One finished attempt as a worker hands it in: what happened and where the callback goes. */
+export interface Settlement {
+  id_gen: string;
+  attempt: AttemptInput;
+  next: NextCallbackState;
+  /**
+   * What the attempt says about the receiver's circuit, keyed by the callback's endpoint; null
+   * leaves the circuit alone (the attempt never reached the receiver: refused, cancelled).
+   */
+  circuit: CircuitOutcome | null;
+}
+
+export interface SettleOptions {
+  circuit: CircuitPolicy;
+  /** Also claim due callbacks, in the same transaction, once the settlements are written. */
+  claim?: ClaimCallbacksOptions;
+}
+
+export interface SettleResult {
+  /**
+   * One entry per settlement, in order: the callback as it now is, or the StoreError that
+   * kept this one from being recorded (`lease_lost`, `not_found`); the others are recorded.
+   */
+  settled: (CallbackRecord | StoreError)[];
+  claimed: ClaimedCallback[];
 }
 
 export interface ListOperationsOptions {
@@ -211,6 +240,16 @@ export interface Store {
     attempt: AttemptInput,
     next: NextCallbackState,
   ): Promise<CallbackRecord>;
+  /**
+   * A worker's round trip: records finished attempts and their receivers' circuits, then claims
+   * (when asked) what is due, in one transaction. Each settlement is checked as
+   * `recordAttempt` checks it; one that fails is reported in its place and the rest go ahead.
+   */
+  settleCallbacks(
+    workerId: string,
+    settlements: readonly Settlement[],
+    options: SettleOptions,
+  ): Promise<SettleResult>;
   /** Gives back what `workerId` holds, due now (graceful shutdown). */
   releaseLeases(workerId: string): Promise<ReleasedLeases>;
   /** Gives back every lease, due now (a single-process service restarting). */

@@ -8,6 +8,7 @@ import { type BackendKind, POSTGRES_URL, postgresBackend, probePostgres, sqliteB
 import { callbackCases } from './callback-cases.ts';
 import { manualClock, type SuiteContext } from './helpers.ts';
 import { operationCases } from './operation-cases.ts';
+import { settleCases } from './settle-cases.ts';
 import { wakeUpCases } from './wake-up-cases.ts';
 
 const postgresProblem = await probePostgres();
@@ -41,5 +42,6 @@ describe.each(backends)('store on $name', (kind) => {
 
   operationCases(t);
   callbackCases(t);
+  settleCases(t);
   wakeUpCases(t);
 });

@@ -1,0 +1,112 @@
+/**
+ * Receiver circuits: how attempts move a receiver's circuit, and writing that inside the
+ * transaction that records the attempts, so that two workers settling attempts of one receiver
+ * at once cannot lose a failure between a read and a write.
+ */
+import type { Dialect, StoreDb } from './operation-queries.ts';
+import { toEndpointRecord } from './records.ts';
+import type { EndpointRecord, EndpointUpdate } from './store.ts';
+
+export interface CircuitPolicy {
+  /** Consecutive failures of one receiver that open its circuit. */
+  failureThreshold: number;
+  /** How long the first opening lasts; each further one doubles it, up to `maxOpenMs`. */
+  openMs: number;
+  maxOpenMs: number;
+}
+
+export const DEFAULT_CIRCUIT_POLICY: Readonly<CircuitPolicy> = Object.freeze({
+  failureThreshold: 5,
+  openMs: 30_000,
+  maxOpenMs: 30 * 60_000,
+});
+
+/** What one attempt says about its receiver: it answered, or it failed (no answer, 5xx, …). */
+export type CircuitOutcome = 'answered' | 'failed';
+
+/**
+ * The circuit after one more attempt. An answer closes it; a failure counts, and from the
+ * threshold on opens it for a pause that doubles with every further failure.
+ *
+ * @example
+ * nextCircuit(closed, 'failed', DEFAULT_CIRCUIT_POLICY, Date.now()); // one failure counted
+ */
+export function nextCircuit(
+  current: EndpointUpdate,
+  outcome: CircuitOutcome,
+  policy: CircuitPolicy,
+  now: number,
+): EndpointUpdate {
+  if (outcome === 'answered') return { circuit_state: 'closed', consecutive_failures: 0, open_until: null };
+  const failures = current.consecutive_failures + 1;
+  if (failures < policy.failureThreshold) return { ...current, consecutive_failures: failures };
+  const openings = failures - policy.failureThreshold;
+  const pause = Math.min(policy.maxOpenMs, policy.openMs * 2 ** Math.min(openings, 20));
+  return { circuit_state: 'open', consecutive_failures: failures, open_until: now + pause };
+}
+
+const CLOSED: EndpointUpdate = { circuit_state: 'closed', consecutive_failures: 0, open_until: null };
+
+function same(a: EndpointUpdate, b: EndpointUpdate): boolean {
+  return (
+    a.circuit_state === b.circuit_state &&
+    a.consecutive_failures === b.consecutive_failures &&
+    a.open_until === b.open_until
+  );
+}
+
+/**
+ * Applies attempts' outcomes, in order, to their receivers' circuits, in the caller's
+ * transaction. A receiver that only answered is closed by one conditional UPDATE that
+ * changes nothing (and writes nothing) when it is closed already, the common case; one with a
+ * failure among them is read (locked, on PostgreSQL), folded and written once.
+ */
+export async function applyCircuitOutcomes(
+  trx: StoreDb,
+  dialect: Dialect,
+  outcomes: ReadonlyMap<string, readonly CircuitOutcome[]>,
+  policy: CircuitPolicy,
+  now: number,
+): Promise<void> {
+  for (const [key, list] of outcomes) {
+    if (!list.includes('failed')) {
+      await trx
+        .updateTable('endpoints')
+        .set({ ...CLOSED, updated_at: now })
+        .where('key', '=', key)
+        .where((eb) => eb.or([eb('circuit_state', '!=', 'closed'), eb('consecutive_failures', '!=', 0)]))
+        .execute();
+      continue;
+    }
+    let query = trx.selectFrom('endpoints').selectAll().where('key', '=', key);
+    if (dialect === 'postgres') query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    const current: EndpointRecord = row ? toEndpointRecord(row) : { key, ...CLOSED, updated_at: null };
+    const next = list.reduce<EndpointUpdate>(
+      (state, outcome) => nextCircuit(state, outcome, policy, now),
+      current,
+    );
+    if (same(next, current)) continue;
+    const values = { ...next, updated_at: now };
+    await trx
+      .insertInto('endpoints')
+      .values({ key, ...values })
+      .onConflict((oc) => oc.column('key').doUpdateSet(values))
+      .execute();
+  }
+}
+
+/**
+ * Circuits whose pause is over, among the receivers of callbacks just claimed: half-open, so
+ * that what was claimed goes out as the probe and the circuit's next outcome decides.
+ */
+export async function halfOpenCircuits(trx: StoreDb, keys: readonly string[], now: number): Promise<void> {
+  if (keys.length === 0) return;
+  await trx
+    .updateTable('endpoints')
+    .set({ circuit_state: 'half_open', updated_at: now })
+    .where('key', 'in', keys)
+    .where('circuit_state', '=', 'open')
+    .where('open_until', '<=', now)
+    .execute();
+}

@@ -1,0 +1,185 @@
+/**
+ * Store suite cases about a worker's round trip, `settleCallbacks`: attempts recorded in a
+ * batch, receiver circuits moved by them in order, and the claim made in the same transaction.
+ * Registered by store-suite.test.ts.
+ */
+import { expect, it } from 'vitest';
+import {
+  type CircuitPolicy,
+  isStoreError,
+  nextCircuit,
+  type Settlement,
+  type Store,
+} from '../../src/store/index.ts';
+import { attempt, finishedOperations, LEASE, type SuiteContext, T0 } from './helpers.ts';
+
+const POLICY: CircuitPolicy = { failureThreshold: 2, openMs: 1_000, maxOpenMs: 4_000 };
+
+function settlement(id: string, status: number | null, circuit: Settlement['circuit']): Settlement {
+  const delivered = status !== null && status >= 200 && status < 300;
+  return {
+    id_gen: id,
+    attempt: attempt(T0, status, status === null ? 'connection_refused: nothing listens' : null),
+    next: delivered ? { state: 'delivered' } : { state: 'retrying', next_attempt_at: T0 + 5_000 },
+    circuit,
+  };
+}
+
+async function claimAll(store: Store, worker: string, limit = 10) {
+  return (await store.claimCallbacks(worker, { limit, leaseMs: LEASE })).map((c) => c.callback.id_gen);
+}
+
+export function settleCases(t: SuiteContext): void {
+  it('records a batch of attempts, and refuses only those whose lease was lost', async () => {
+    const { clock, store } = t;
+    const ids = await finishedOperations(store, 3);
+    expect(await claimAll(store, 'w1', 2)).toEqual(ids.slice(0, 2));
+    expect(await claimAll(store, 'w2', 1)).toEqual([ids[2]]);
+    const result = await store.settleCallbacks(
+      'w1',
+      [
+        settlement(ids[0]!, 200, 'answered'),
+        settlement(ids[2]!, 200, 'answered'),
+        settlement(ids[1]!, 503, 'failed'),
+      ],
+      { circuit: POLICY },
+    );
+    expect(result.claimed).toEqual([]);
+    expect(result.settled[0]).toMatchObject({ id_gen: ids[0], state: 'delivered', attempt_count: 1 });
+    expect(isStoreError(result.settled[1]) && result.settled[1].code).toBe('lease_lost');
+    expect(result.settled[2]).toMatchObject({
+      id_gen: ids[1],
+      state: 'retrying',
+      next_attempt_at: T0 + 5_000,
+      lease_owner: null,
+    });
+    expect(await store.listAttempts(ids[1]!)).toEqual([
+      expect.objectContaining({ seq: 1, status_code: 503, worker_id: 'w1', at: T0 }),
+    ]);
+    // The other worker's lease is untouched and its attempt is still its own to record.
+    expect(await store.getCallback(ids[2]!)).toMatchObject({ state: 'delivering', lease_owner: 'w2' });
+    expect(await store.listAttempts(ids[2]!)).toEqual([]);
+    clock.advance(1);
+    const own = await store.settleCallbacks('w2', [settlement(ids[2]!, 200, 'answered')], {
+      circuit: POLICY,
+    });
+    expect(own.settled[0]).toMatchObject({ state: 'delivered' });
+  });
+
+  it('moves a receiver circuit by its attempts in order, opening it at the threshold', async () => {
+    const { store } = t;
+    const key = 'flaky.example:443';
+    const ids = await finishedOperations(store, 4, 'https://flaky.example/cb');
+    await claimAll(store, 'w1');
+    // answered, failed, failed: the answer comes first, so two failures in a row open it.
+    await store.settleCallbacks(
+      'w1',
+      [
+        settlement(ids[0]!, 200, 'answered'),
+        settlement(ids[1]!, 500, 'failed'),
+        settlement(ids[2]!, null, 'failed'),
+      ],
+      { circuit: POLICY },
+    );
+    expect(await store.getEndpoint(key)).toMatchObject({
+      circuit_state: 'open',
+      consecutive_failures: 2,
+      open_until: T0 + 1_000,
+    });
+    // An attempt that never reached the receiver (null) leaves the circuit as it is.
+    await store.settleCallbacks('w1', [{ ...settlement(ids[3]!, null, null), next: { state: 'dead' } }], {
+      circuit: POLICY,
+    });
+    expect(await store.getEndpoint(key)).toMatchObject({ circuit_state: 'open', consecutive_failures: 2 });
+  });
+
+  it('closes a circuit on an answer, and writes nothing for a receiver that is closed already', async () => {
+    const { store } = t;
+    const ids = await finishedOperations(store, 2, 'https://mended.example/cb');
+    await store.updateEndpoint('mended.example:443', {
+      circuit_state: 'half_open',
+      consecutive_failures: 7,
+      open_until: null,
+    });
+    await claimAll(store, 'w1');
+    await store.settleCallbacks('w1', [settlement(ids[0]!, 204, 'answered')], { circuit: POLICY });
+    expect(await store.getEndpoint('mended.example:443')).toMatchObject({
+      circuit_state: 'closed',
+      consecutive_failures: 0,
+      open_until: null,
+    });
+    const [fresh] = await finishedOperations(store, 1, 'https://fresh.example/cb');
+    await claimAll(store, 'w1');
+    await store.settleCallbacks('w1', [settlement(fresh!, 200, 'answered')], { circuit: POLICY });
+    expect((await store.getEndpoint('fresh.example:443')).updated_at).toBeNull();
+  });
+
+  it('claims after settling, in one transaction: freed slots and new circuits count', async () => {
+    const { store } = t;
+    const busy = await finishedOperations(store, 4, 'https://busy.example/cb');
+    const down = await finishedOperations(store, 3, 'https://down.example/cb');
+    const capped = { limit: 10, leaseMs: LEASE, perEndpointLimit: 2 };
+    const first = await store.settleCallbacks('w1', [], { circuit: POLICY, claim: capped });
+    expect(first.claimed.map((c) => c.callback.id_gen).sort()).toEqual(
+      [busy[0], busy[1], down[0], down[1]].sort(),
+    );
+    const second = await store.settleCallbacks(
+      'w1',
+      [
+        settlement(busy[0]!, 200, 'answered'),
+        settlement(down[0]!, 500, 'failed'),
+        settlement(down[1]!, 500, 'failed'),
+      ],
+      { circuit: POLICY, claim: capped },
+    );
+    // busy had a slot freed; down's circuit opened in this very transaction.
+    expect(second.claimed.map((c) => c.callback.id_gen)).toEqual([busy[2]]);
+    expect(second.claimed[0]).toMatchObject({
+      callback: { state: 'delivering', lease_owner: 'w1' },
+      operation: { id_gen: busy[2], state: 'failed' },
+    });
+  });
+
+  it('half-opens a circuit whose pause is over when it lets a callback through', async () => {
+    const { clock, store } = t;
+    const [waiting] = await finishedOperations(store, 1, 'https://paused.example/cb');
+    await store.updateEndpoint('paused.example:443', {
+      circuit_state: 'open',
+      consecutive_failures: 3,
+      open_until: T0 + 1_000,
+    });
+    expect(
+      (await store.settleCallbacks('w1', [], { circuit: POLICY, claim: { limit: 5, leaseMs: LEASE } }))
+        .claimed,
+    ).toEqual([]);
+    clock.advance(1_000);
+    const probe = await store.settleCallbacks('w1', [], {
+      circuit: POLICY,
+      claim: { limit: 5, leaseMs: LEASE },
+    });
+    expect(probe.claimed.map((c) => c.callback.id_gen)).toEqual([waiting]);
+    expect(await store.getEndpoint('paused.example:443')).toMatchObject({
+      circuit_state: 'half_open',
+      consecutive_failures: 3,
+    });
+    // The probe fails: open again, for twice as long.
+    await store.settleCallbacks('w1', [settlement(waiting!, 503, 'failed')], { circuit: POLICY });
+    expect(await store.getEndpoint('paused.example:443')).toMatchObject({
+      circuit_state: 'open',
+      consecutive_failures: 4,
+      open_until: clock.now + 4_000,
+    });
+  });
+
+  it('folds circuit outcomes with a pause that doubles up to its bound', () => {
+    const closed = { circuit_state: 'closed' as const, consecutive_failures: 0, open_until: null };
+    let state = closed;
+    const pauses: (number | null)[] = [];
+    for (let i = 0; i < 6; i++) {
+      state = nextCircuit(state, 'failed', POLICY, 0);
+      pauses.push(state.open_until);
+    }
+    expect(pauses).toEqual([null, 1_000, 2_000, 4_000, 4_000, 4_000]);
+    expect(nextCircuit(state, 'answered', POLICY, 0)).toEqual(closed);
+  });
+}
