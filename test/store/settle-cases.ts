@@ -6,6 +6,7 @@
 import { expect, it } from 'vitest';
 import {
   type CircuitPolicy,
+  type EndpointUpdate,
   isStoreError,
   nextCircuit,
   type Settlement,
@@ -172,7 +173,7 @@ export function settleCases(t: SuiteContext): void {
   });
 
   it('folds circuit outcomes with a pause that doubles up to its bound', () => {
-    const closed = { circuit_state: 'closed' as const, consecutive_failures: 0, open_until: null };
+    const closed: EndpointUpdate = { circuit_state: 'closed', consecutive_failures: 0, open_until: null };
     let state = closed;
     const pauses: (number | null)[] = [];
     for (let i = 0; i < 6; i++) {

@@ -1,0 +1,142 @@
+/**
+ * The claim on PostgreSQL: one UPDATE … RETURNING whose CTEs choose the rows and lock them with
+ * SKIP LOCKED, so that concurrent claimers split the work instead of taking the same rows or
+ * queueing behind each other's locks.
+ */
+import type { QueryCreator } from 'kysely';
+import { type ClaimTables, type DueState, dueList, dueWindow, isDue } from '../due-callbacks.ts';
+import type { StoreDb } from '../operation-queries.ts';
+
+/** What one claim binds; the rest of its SQL follows from whether it is capped. */
+export interface PostgresClaimValues extends Record<string, string | number | undefined> {
+  now: number;
+  /** When the leases taken run out. */
+  expires: number;
+  workerId: string;
+  /** Callbacks of one receiver in flight at most; only when capped. */
+  cap?: number;
+  /** How many of the oldest due callbacks the fair choice looks at. */
+  scan: number;
+  /** How many of the oldest due callbacks a claim reads to find its window among unlocked rows. */
+  depth: number;
+  limit: number;
+}
+
+/** The claim statement; compiled once per shape by the caller. */
+export function postgresClaim(trx: StoreDb, capped: boolean, v: PostgresClaimValues) {
+  // With a cap, every row read is checked against its receiver's callbacks in flight (twice:
+  // in the lists and in `chosen`). They are counted once per claim, in `in_flight`: the same
+  // counts (every part of one statement reads the same snapshot), read once instead of once per
+  // row, each such count reading every lease in flight.
+  const start: QueryCreator<ClaimTables> = capped
+    ? trx.with('in_flight', (db) =>
+        db
+          .selectFrom('callbacks')
+          .select((eb) => ['endpoint_key', eb.fn.countAll<number>().as('n')])
+          .where('state', '=', 'delivering')
+          .where('lease_expires_at', '>', v.now)
+          .groupBy('endpoint_key'),
+      )
+    : (trx as unknown as QueryCreator<ClaimTables>);
+
+  // A receiver already at its cap would only fill the window with rows nobody may take.
+  const list = (db: QueryCreator<ClaimTables>) => (state: DueState) =>
+    dueList(
+      db,
+      state,
+      v.now,
+      v.depth,
+      capped
+        ? (eb) =>
+            eb(
+              eb.fn.coalesce(
+                eb
+                  .selectFrom('in_flight as i')
+                  .select('i.n')
+                  .whereRef('i.endpoint_key', '=', 'c.endpoint_key'),
+                eb.lit(0),
+              ),
+              '<',
+              v.cap ?? 0,
+            )
+        : undefined,
+    );
+
+  return (
+    start
+      // The first `scan` of the oldest `depth` listed rows that no concurrent claim holds,
+      // locked. A locking clause cannot apply to a UNION, so those rows are joined to the rows
+      // themselves. Where a concurrent claim committed after this statement began, PostgreSQL
+      // locks the row's newest version and checks the query again on it (a row that claim leased
+      // is no longer due and is passed over); with the lists a subquery of their own (its LIMIT
+      // keeps it one), that check reuses the listed row instead of reading the lists again for
+      // every such row. In the lists' order, the plan merges them and stops once `scan` rows are
+      // locked.
+      .with('locked', (db) =>
+        db
+          .selectFrom(dueWindow(db, list(db), v.depth).select(['d.id_gen', 'd.next_attempt_at']).as('w'))
+          .innerJoin('callbacks as c', 'c.id_gen', 'w.id_gen')
+          .select(['c.id_gen', 'c.endpoint_key', 'c.next_attempt_at'])
+          .where((eb) =>
+            eb.or([
+              isDue(eb, 'pending', v.now),
+              isDue(eb, 'retrying', v.now),
+              isDue(eb, 'delivering', v.now),
+            ]),
+          )
+          .orderBy('w.next_attempt_at')
+          .orderBy('w.id_gen')
+          .limit(v.scan)
+          .forUpdate('c')
+          .skipLocked(),
+      )
+      .with('ranked', (db) =>
+        db.selectFrom('locked').select((eb) => [
+          'locked.id_gen',
+          'locked.endpoint_key',
+          'locked.next_attempt_at',
+          eb.fn
+            .agg<number>('row_number')
+            .over((ob) =>
+              ob
+                .partitionBy('locked.endpoint_key')
+                .orderBy('locked.next_attempt_at')
+                .orderBy('locked.id_gen'),
+            )
+            .as('endpoint_rank'),
+        ]),
+      )
+      .with('chosen', (db) =>
+        db
+          .selectFrom('ranked')
+          .select('ranked.id_gen')
+          .$if(capped, (qb) =>
+            qb.where((eb) =>
+              eb(
+                eb(
+                  'ranked.endpoint_rank',
+                  '+',
+                  eb.fn.coalesce(
+                    eb
+                      .selectFrom('in_flight as i')
+                      .select('i.n')
+                      .whereRef('i.endpoint_key', '=', 'ranked.endpoint_key'),
+                    eb.lit(0),
+                  ),
+                ),
+                '<=',
+                v.cap ?? 0,
+              ),
+            ),
+          )
+          .orderBy('ranked.endpoint_rank')
+          .orderBy('ranked.next_attempt_at')
+          .orderBy('ranked.id_gen')
+          .limit(v.limit),
+      )
+      .updateTable('callbacks')
+      .set({ state: 'delivering', lease_owner: v.workerId, lease_expires_at: v.expires })
+      .where('id_gen', 'in', (eb) => eb.selectFrom('chosen').select('chosen.id_gen'))
+      .returningAll()
+  );
+}
