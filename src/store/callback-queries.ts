@@ -3,6 +3,7 @@
  * change is one conditional UPDATE whose WHERE states the transition it expects, so a row that
  * moved meanwhile is left alone and the caller learns so.
  */
+import { runCompiled } from './compiled-query.ts';
 import type { StoreDb } from './operation-queries.ts';
 import { RESPONSE_HEAD_CHARS, toCallbackRecord } from './records.ts';
 import { type CallbackState, FINAL_CALLBACK_STATES } from './schema.ts';
@@ -44,23 +45,36 @@ export async function recordAttemptRows(
 ): Promise<CallbackRecord> {
   checkNext(next);
   const final = next.state !== 'retrying';
-  const row = await trx
-    .updateTable('callbacks')
-    .set((eb) => ({
+  // Run for every attempt: built and compiled once, then only bound.
+  const [row] = await runCompiled(
+    trx,
+    'record-attempt:update',
+    (v) =>
+      trx
+        .updateTable('callbacks')
+        .set((eb) => ({
+          state: v.state as CallbackState,
+          next_attempt_at: v.nextAttemptAt,
+          attempt_count: eb('attempt_count', '+', 1),
+          round_attempt_count: eb('round_attempt_count', '+', 1),
+          lease_owner: null,
+          lease_expires_at: null,
+          finished_at: v.finishedAt,
+          last_error: v.lastError,
+        }))
+        .where('id_gen', '=', v.idGen)
+        .where('state', '=', 'delivering')
+        .where('lease_owner', '=', v.workerId)
+        .returningAll(),
+    {
       state: next.state,
-      next_attempt_at: next.state === 'retrying' ? next.next_attempt_at : null,
-      attempt_count: eb('attempt_count', '+', 1),
-      round_attempt_count: eb('round_attempt_count', '+', 1),
-      lease_owner: null,
-      lease_expires_at: null,
-      finished_at: final ? now : null,
-      last_error: errorOf(attempt),
-    }))
-    .where('id_gen', '=', idGen)
-    .where('state', '=', 'delivering')
-    .where('lease_owner', '=', workerId)
-    .returningAll()
-    .executeTakeFirst();
+      nextAttemptAt: next.state === 'retrying' ? next.next_attempt_at : null,
+      finishedAt: final ? now : null,
+      lastError: errorOf(attempt),
+      idGen,
+      workerId,
+    },
+  );
   if (row === undefined) {
     const current = await trx
       .selectFrom('callbacks')
@@ -73,20 +87,17 @@ export async function recordAttemptRows(
       `worker ${workerId} no longer holds callback ${idGen} (${current.state})`,
     );
   }
-  await trx
-    .insertInto('attempts')
-    .values({
-      id_gen: idGen,
-      seq: row.attempt_count,
-      round: row.round,
-      at: attempt.at,
-      duration_ms: Math.max(0, Math.round(attempt.duration_ms)),
-      status_code: attempt.status_code,
-      error: attempt.error,
-      response_head: attempt.response_head?.slice(0, RESPONSE_HEAD_CHARS) ?? null,
-      worker_id: workerId,
-    })
-    .execute();
+  await runCompiled(trx, 'record-attempt:insert', (v) => trx.insertInto('attempts').values(v), {
+    id_gen: idGen,
+    seq: row.attempt_count,
+    round: row.round,
+    at: attempt.at,
+    duration_ms: Math.max(0, Math.round(attempt.duration_ms)),
+    status_code: attempt.status_code,
+    error: attempt.error,
+    response_head: attempt.response_head?.slice(0, RESPONSE_HEAD_CHARS) ?? null,
+    worker_id: workerId,
+  });
   if (next.state === 'retrying' && next.next_attempt_at <= now)
     events.push({ kind: 'callback', id_gen: idGen });
   return toCallbackRecord(row);

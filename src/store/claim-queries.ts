@@ -6,7 +6,7 @@
  */
 import { halfOpenCircuits } from './circuit.ts';
 import { runCompiled } from './compiled-query.ts';
-import type { Dialect, StoreDb } from './operation-queries.ts';
+import { type Dialect, type StoreDb, selectOperationRows } from './operation-queries.ts';
 import { postgresClaim } from './postgres/postgres-claim.ts';
 import { toCallbackRecord, toOperationRecord } from './records.ts';
 import { claimOnSqlite } from './sqlite/sqlite-claim.ts';
@@ -74,15 +74,11 @@ export async function claimCallbackRows(
   // A receiver whose circuit let these through because its pause is over is being probed.
   await halfOpenCircuits(trx, [...new Set(rows.map((r) => r.endpoint_key))], now);
 
-  const operations = await trx
-    .selectFrom('operations')
-    .selectAll()
-    .where(
-      'id_gen',
-      'in',
-      rows.map((r) => r.id_gen),
-    )
-    .execute();
+  const operations = await selectOperationRows(
+    trx,
+    dialect,
+    rows.map((r) => r.id_gen),
+  );
   const byId = new Map(operations.map((o) => [o.id_gen, toOperationRecord(o)]));
   return rows
     .map((r) => ({ callback: toCallbackRecord(r), operation: byId.get(r.id_gen)! }))

@@ -14,28 +14,35 @@ interface Compiled {
   slots: readonly (string | undefined)[];
 }
 
-const compiled = new Map<string, Compiled>();
+/** Per SQL dialect (its adapter's class), per shape: one process may use both databases. */
+const compiled = new Map<unknown, Map<string, Compiled>>();
 
 /** A prefix no constant of the store's queries starts with (PostgreSQL text cannot even hold NUL). */
 const MARKER = '\u0000value:';
 
 /**
- * Runs the query `build(values)` makes, compiling it only the first time for `shape`. `shape`
- * names everything that changes the SQL text (the dialect, which clauses are present); every
- * entry of `values` must reach the query as a bound parameter, unchanged (a value computed on,
- * left out, or inlined into the text is refused on first compilation rather than bound wrongly
- * later), so `values` holds exactly what that shape uses.
+ * Runs the query `build(values)` makes, compiling it only the first time for `shape` on the
+ * connection's SQL dialect. `shape` names everything else that changes the SQL text (which
+ * clauses are present); every entry of `values` must reach the query as a bound parameter,
+ * unchanged (a value computed on, left out, or inlined into the text is refused on first
+ * compilation rather than bound wrongly later), so `values` holds exactly what that shape uses.
  *
  * @example
  * const rows = await runCompiled(trx, `claim:${dialect}`, (v) => trx.selectFrom('t').where('x', '<=', v.now), { now });
  */
-export async function runCompiled<V extends Record<string, string | number | undefined>, R>(
+export async function runCompiled<V extends Record<string, string | number | null | undefined>, R>(
   db: StoreDb,
   shape: string,
   build: (values: V) => Compilable<R>,
   values: V,
 ): Promise<R[]> {
-  let query = compiled.get(shape);
+  const dialect = db.getExecutor().adapter.constructor;
+  let byShape = compiled.get(dialect);
+  if (byShape === undefined) {
+    byShape = new Map();
+    compiled.set(dialect, byShape);
+  }
+  let query = byShape.get(shape);
   if (query === undefined) {
     const names = Object.keys(values);
     const markers = Object.fromEntries(names.map((name) => [name, `${MARKER}${name}`])) as unknown as V;
@@ -48,7 +55,7 @@ export async function runCompiled<V extends Record<string, string | number | und
       throw new Error(`query ${shape}: ${unbound.join(', ') || 'a value'} is not a plain bound parameter`);
     }
     query = { sql, parameters, slots };
-    compiled.set(shape, query);
+    byShape.set(shape, query);
   }
   const { sql, parameters, slots } = query;
   const bound = parameters.map((p, i) => (slots[i] === undefined ? p : values[slots[i]!]));

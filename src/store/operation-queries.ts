@@ -2,11 +2,12 @@
  * Queries on operations, shared by both databases. Each takes the connection or transaction to
  * run on; the caller decides the transaction, these decide the SQL (bound parameters only).
  */
-import type { Kysely, SelectQueryBuilder } from 'kysely';
-import { FAMILIES } from '../protocol/index.ts';
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import { FAMILIES, type MediaType } from '../protocol/index.ts';
+import { runCompiled } from './compiled-query.ts';
 import { endpointKeyOf } from './endpoint-key.ts';
 import { type OperationRow, toOperationRecord } from './records.ts';
-import { OPERATION_KINDS, type StoreSchema } from './schema.ts';
+import { OPERATION_KINDS, type OperationState, type StoreSchema } from './schema.ts';
 import type { FinishResult, NewOperation, OperationOutcome, OperationRecord, WorkEvent } from './store.ts';
 import { StoreError } from './store-error.ts';
 
@@ -67,6 +68,31 @@ export async function insertOperation(db: StoreDb, op: NewOperation, now: number
 
 export async function selectOperationRow(db: StoreDb, idGen: string): Promise<OperationRow | undefined> {
   return db.selectFrom('operations').selectAll().where('id_gen', '=', idGen).executeTakeFirst();
+}
+
+/**
+ * The operations of a list of ids, in no particular order. The ids are bound as one JSON array,
+ * so the SQL is the same for any number of them and compiled once.
+ */
+export async function selectOperationRows(
+  db: StoreDb,
+  dialect: Dialect,
+  ids: readonly string[],
+): Promise<OperationRow[]> {
+  return runCompiled(
+    db,
+    `operations-by-id:${dialect}`,
+    (v) =>
+      db
+        .selectFrom('operations')
+        .selectAll()
+        .where(
+          dialect === 'sqlite'
+            ? sql<boolean>`id_gen in (select value from json_each(${v.ids}))`
+            : sql<boolean>`id_gen in (select json_array_elements_text(${v.ids}::json))`,
+        ),
+    { ids: JSON.stringify(ids) },
+  );
 }
 
 /** The oldest queued operation, or one whose worker let its lease run out, now running. */
@@ -156,40 +182,57 @@ export async function finishOperationRows(
 ): Promise<FinishResult> {
   checkOutcome(outcome);
   const succeeded = outcome.state === 'succeeded';
-  const row = await trx
-    .updateTable('operations')
-    .set({
+  // Run for every operation: built and compiled once, then only bound.
+  const [row] = await runCompiled(
+    trx,
+    'finish-operation:update',
+    (v) =>
+      trx
+        .updateTable('operations')
+        .set({
+          state: v.state as OperationState,
+          finished_at: v.now,
+          result_key: v.resultKey,
+          result_media_type: v.mediaType as MediaType | null,
+          result_bytes: v.bytes,
+          error_message: v.message,
+          lease_owner: null,
+          lease_expires_at: null,
+        })
+        .where('id_gen', '=', v.idGen)
+        .where('state', 'in', ['queued', 'running'])
+        .returningAll(),
+    {
       state: outcome.state,
-      finished_at: now,
-      result_key: succeeded ? outcome.result.key : null,
-      result_media_type: succeeded ? outcome.result.media_type : null,
-      result_bytes: succeeded ? outcome.result.bytes : null,
-      error_message: succeeded ? null : outcome.message,
-      lease_owner: null,
-      lease_expires_at: null,
-    })
-    .where('id_gen', '=', idGen)
-    .where('state', 'in', ['queued', 'running'])
-    .returningAll()
-    .executeTakeFirst();
+      now,
+      resultKey: succeeded ? outcome.result.key : null,
+      mediaType: succeeded ? outcome.result.media_type : null,
+      bytes: succeeded ? outcome.result.bytes : null,
+      message: succeeded ? null : outcome.message,
+      idGen,
+    },
+  );
   if (row === undefined) {
     const existing = await selectOperationRow(trx, idGen);
     if (existing === undefined) throw new StoreError('not_found', `no operation ${idGen}`);
     return { operation: toOperationRecord(existing), changed: false };
   }
-  await trx
-    .insertInto('callbacks')
-    .values({
-      id_gen: idGen,
-      state: 'pending',
-      next_attempt_at: now,
-      attempt_count: 0,
-      round: 1,
-      round_attempt_count: 0,
-      endpoint_key: row.endpoint_key,
-      created_at: now,
-    })
-    .execute();
+  await runCompiled(
+    trx,
+    'finish-operation:enqueue',
+    (v) =>
+      trx.insertInto('callbacks').values({
+        id_gen: v.idGen,
+        state: 'pending',
+        next_attempt_at: v.now,
+        attempt_count: 0,
+        round: 1,
+        round_attempt_count: 0,
+        endpoint_key: v.endpointKey,
+        created_at: v.now,
+      }),
+    { idGen, now, endpointKey: row.endpoint_key },
+  );
   events.push({ kind: 'callback', id_gen: idGen });
   return { operation: toOperationRecord(row), changed: true };
 }
