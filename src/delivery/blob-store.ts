@@ -1,9 +1,34 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { extensionOf, type MediaType } from '../protocol/index.ts';
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\.(?:jpg|mp4)$/;
+
+/** The first `limit` bytes of a file (fewer when it is shorter), with the callback API. */
+function readUpTo(path: string, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    fs.open(path, 'r', (openError, fd) => {
+      if (openError) return reject(openError);
+      const buffer = Buffer.allocUnsafe(limit);
+      const finish = (error: Error | null, filled: number) =>
+        fs.close(fd, (closeError) => {
+          if (error ?? closeError) reject(error ?? closeError);
+          else resolve(buffer.subarray(0, filled));
+        });
+      // A read may return less than asked before the end: go on until 0 (the end) or full.
+      const next = (filled: number): void => {
+        if (filled === limit) return finish(null, filled);
+        fs.read(fd, buffer, filled, limit - filled, filled, (readError, bytesRead) => {
+          if (readError || bytesRead === 0) finish(readError, filled);
+          else next(filled + bytesRead);
+        });
+      };
+      next(0);
+    });
+  });
+}
 
 /**
  * Result files of finished operations, kept in a local directory until their callback is
@@ -61,10 +86,17 @@ export class DirectoryBlobStore {
     return key;
   }
 
-  /** The whole file, or null when it is not kept (any longer). */
-  async read(key: string): Promise<Buffer | null> {
+  /**
+   * The whole file, or null when it is not kept (any longer). With the size the store recorded,
+   * it is one open, one read and one close: a third of what `readFile` costs the event loop,
+   * for files read once per callback. A file that turns out larger is read again whole.
+   */
+  async read(key: string, expectedBytes?: number): Promise<Buffer | null> {
+    const path = this.pathOf(key);
     try {
-      return await readFile(this.pathOf(key));
+      if (expectedBytes === undefined) return await readFile(path);
+      const head = await readUpTo(path, expectedBytes + 1);
+      return head.length <= expectedBytes ? head : await readFile(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;

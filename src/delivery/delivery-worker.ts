@@ -321,7 +321,7 @@ export class DeliveryWorker {
     let file: FileSource | null = null;
     if (operation.state === 'succeeded' && operation.result) {
       const { key, bytes } = operation.result;
-      if (bytes <= IN_MEMORY_RESULT_BYTES) file = await blobs.read(key);
+      if (bytes <= IN_MEMORY_RESULT_BYTES) file = await blobs.read(key, bytes);
       else if (await blobs.exists(key)) file = blobs.pathOf(key);
       if (file === null) {
         const attempt: AttemptResult = {

@@ -1,0 +1,53 @@
+/**
+ * The blob store of result files: keys, reads sized by what the store recorded (and what
+ * happens when the file no longer has that size), and removal.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DirectoryBlobStore } from '../../src/delivery/index.ts';
+
+let dir: string;
+let blobs: DirectoryBlobStore;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mediahook-blobs-'));
+  blobs = new DirectoryBlobStore(join(dir, 'results'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('DirectoryBlobStore', () => {
+  it('reads a file whole, sized or not, and says null once it is gone', async () => {
+    const bytes = randomBytes(70_000);
+    const key = await blobs.putBytes('op-1', bytes, 'image/jpeg');
+    expect(key).toBe('op-1.jpg');
+    expect(await blobs.read(key, bytes.length)).toEqual(bytes);
+    expect(await blobs.read(key)).toEqual(bytes);
+    await blobs.remove(key);
+    expect(await blobs.read(key, bytes.length)).toBeNull();
+    expect(await blobs.read(key)).toBeNull();
+    await blobs.remove(key); // removing twice is no error
+  });
+
+  it('reads what the file holds when it no longer has the size recorded', async () => {
+    const key = await blobs.putBytes('op-2', randomBytes(1_000), 'image/jpeg');
+    const grown = randomBytes(300_000);
+    writeFileSync(blobs.pathOf(key), grown);
+    expect(await blobs.read(key, 1_000)).toEqual(grown);
+    truncateSync(blobs.pathOf(key), 10);
+    expect(await blobs.read(key, 1_000)).toEqual(grown.subarray(0, 10));
+    truncateSync(blobs.pathOf(key), 0);
+    expect((await blobs.read(key, 1_000))?.length).toBe(0);
+  });
+
+  it('takes only keys it made, never a path', async () => {
+    expect(() => blobs.pathOf('../etc/passwd')).toThrow(TypeError);
+    expect(() => blobs.keyFor('a/b', 'image/jpeg')).toThrow(TypeError);
+    await expect(blobs.read('x/../y.jpg')).rejects.toThrow(TypeError);
+    expect(blobs.keyFor('0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', 'video/mp4')).toBe(
+      '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.mp4',
+    );
+  });
+});
