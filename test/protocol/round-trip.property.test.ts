@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeCallback, type OutgoingCallback } from '../../src/protocol/index.ts';
+import { encodeCallback, type OutgoingCallback, randomBoundary } from '../../src/protocol/index.ts';
 import { sha256Hex } from './bodies.ts';
 import { type Decoded, decodeChunks } from './decode-harness.ts';
 
@@ -185,6 +185,13 @@ describe('encode → decode round trip', () => {
 });
 
 describe('encoding', () => {
+  it('makes a fresh random boundary for every callback', () => {
+    // More than one refill of the pool the random bytes come from.
+    const boundaries = Array.from({ length: 1_000 }, () => randomBoundary());
+    for (const boundary of boundaries) expect(boundary).toMatch(/^mediahook-[0-9a-f]{32}$/);
+    expect(new Set(boundaries).size).toBe(boundaries.length);
+  });
+
   it('is deterministic for a given boundary', async () => {
     await fc.assert(
       fc.asyncProperty(outgoing, async (callback) => {
