@@ -12,13 +12,19 @@ import { DirectoryBlobStore } from '../../src/delivery/index.ts';
 let dir: string;
 let blobs: DirectoryBlobStore;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'mediahook-blobs-'));
-  blobs = new DirectoryBlobStore(join(dir, 'results'));
-});
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('DirectoryBlobStore', () => {
+// Every read case both ways: small files read at once (the default), and every read through
+// the thread pool (as for a directory on a network file system).
+describe.each([
+  { reads: 'blocking up to 1 MiB', options: {} },
+  { reads: 'all through the thread pool', options: { blockingReadMaxBytes: 0 } },
+])('DirectoryBlobStore, reads $reads', ({ options }) => {
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mediahook-blobs-'));
+    blobs = new DirectoryBlobStore(join(dir, 'results'), options);
+  });
+
   it('reads a file whole, sized or not, and says null once it is gone', async () => {
     const bytes = randomBytes(70_000);
     const key = await blobs.putBytes('op-1', bytes, 'image/jpeg');
@@ -40,6 +46,14 @@ describe('DirectoryBlobStore', () => {
     expect(await blobs.read(key, 1_000)).toEqual(grown.subarray(0, 10));
     truncateSync(blobs.pathOf(key), 0);
     expect((await blobs.read(key, 1_000))?.length).toBe(0);
+  });
+
+  it('reads a file that grew past the blocking limit through the thread pool, whole', async () => {
+    const small = new DirectoryBlobStore(blobs.directory, { blockingReadMaxBytes: 4_096 });
+    const key = await small.putBytes('op-3', randomBytes(1_000), 'image/jpeg');
+    const grown = randomBytes(50_000);
+    writeFileSync(small.pathOf(key), grown);
+    expect(await small.read(key, 1_000)).toEqual(grown);
   });
 
   it('takes only keys it made, never a path', async () => {
