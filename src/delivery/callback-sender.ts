@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import { type Agent, request, errors as undiciErrors } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { type Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import {
   BodySigner,
   type EncodedCallback,
@@ -99,8 +100,9 @@ export class CallbackSender {
   async send(url: string, callback: OutgoingCallback, signal?: AbortSignal): Promise<AttemptResult> {
     const started = performance.now();
     const at = new Date().toISOString();
+    let target: URL;
     try {
-      checkWebhookUrl(url, this.#options.ssrf ?? {});
+      target = checkWebhookUrl(url, this.#options.ssrf ?? {});
     } catch (error) {
       return failure(at, started, 'refused', refusalText(error));
     }
@@ -118,90 +120,133 @@ export class CallbackSender {
       else for await (const chunk of encoded.body()) signer.update(chunk);
       Object.assign(headers, signer.headers());
     }
-    return this.#post(url, encoded, headers, at, started, signal);
+    return this.#post(target, encoded, headers, at, started, signal);
   }
 
-  async #post(
-    url: string,
+  #post(
+    url: URL,
     encoded: EncodedCallback,
     headers: Record<string, string>,
     at: string,
     started: number,
     signal: AbortSignal | undefined,
   ): Promise<AttemptResult> {
-    const abort = new AbortController();
-    const cancel = () => abort.abort(new Error(CANCELLED));
-    if (signal?.aborted) cancel();
-    signal?.addEventListener('abort', cancel, { once: true });
     const minRate = this.#options.minUploadBytesPerSecond ?? 16 * 1024;
     const stallWindow = this.#options.uploadStallWindowMs ?? STALL_WINDOW_MS;
-    let sent = 0;
-    let windowStart = performance.now();
-    let windowBytes = 0;
-    let uploading = true;
-    // A receiver that reads a byte now and then would keep the slot forever: require a rate.
-    const tick = Math.min(1_000, stallWindow / 4);
-    const watchdog = setInterval(() => {
-      if (!uploading) return;
-      const now = performance.now();
-      if (now - windowStart < stallWindow) return;
-      if (windowBytes < (minRate * (now - windowStart)) / 1000) {
-        abort.abort(new Error(`upload_stalled: fewer than ${minRate} B/s for ${stallWindow / 1000} s`));
-      }
-      windowStart = now;
-      windowBytes = 0;
-    }, tick);
-    watchdog.unref();
-    // undici takes the iterable as it is; a Readable around it would cost more than the request.
-    async function* body(): AsyncGenerator<Buffer> {
-      const whole = encoded.inMemory();
-      for await (const chunk of whole ? [whole] : encoded.body()) {
-        sent += chunk.length;
-        windowBytes += chunk.length;
-        yield chunk;
-      }
-      uploading = false;
-    }
-    try {
-      const response = await request(url, {
-        method: 'POST',
-        dispatcher: this.#agent,
-        headers,
-        // An async iterable is a documented body (undici writes it with writeIterable); the
-        // type declaration lists only Readable.
-        body: body() as unknown as Readable,
-        signal: abort.signal,
-      });
-      uploading = false;
-      const head = await readHead(response.body, this.#options.responseHeadBytes ?? 1024);
-      const status = response.statusCode;
-      const retryAfter = headerText(response.headers['retry-after']);
-      const location = headerText(response.headers.location);
-      const verdict: AttemptVerdict =
-        status >= 200 && status < 300 ? 'delivered' : status === 410 ? 'gone' : 'retry';
-      return {
-        at,
-        duration_ms: Math.round(performance.now() - started),
-        status_code: status,
-        error:
-          status >= 300 && status < 400
-            ? `redirect not followed${location ? ` (Location: ${location})` : ''}`
-            : null,
-        response_head: head,
-        verdict,
-        retry_after_ms: verdict === 'retry' ? parseRetryAfter(retryAfter) : null,
+    const headLimit = this.#options.responseHeadBytes ?? 1024;
+    return new Promise<AttemptResult>((resolve) => {
+      // undici hands over the means to abort once the request is on a connection; an abort
+      // asked for before that is applied then.
+      let controller: Dispatcher.DispatchController | null = null;
+      let abortReason: Error | null = null;
+      const abort = (reason: Error) => {
+        abortReason ??= reason;
+        controller?.abort(reason);
       };
-    } catch (error) {
-      const refusal = findSsrfRefusal(error);
-      if (refusal) return failure(at, started, 'refused', refusal.message);
-      const reason = abort.signal.aborted
-        ? String((abort.signal.reason as Error).message)
-        : describeNetworkError(error);
-      return failure(at, started, 'retry', `${reason} after ${sent} of ${encoded.contentLength} bytes`);
-    } finally {
-      clearInterval(watchdog);
-      signal?.removeEventListener('abort', cancel);
-    }
+      const cancel = () => abort(new Error(CANCELLED));
+      if (signal?.aborted) cancel();
+      signal?.addEventListener('abort', cancel, { once: true });
+
+      let sent = 0;
+      let windowStart = performance.now();
+      let windowBytes = 0;
+      let uploading = true;
+      // A receiver that reads a byte now and then would keep the slot forever: require a rate.
+      const watchdog = setInterval(
+        () => {
+          if (!uploading) return;
+          const now = performance.now();
+          if (now - windowStart < stallWindow) return;
+          if (windowBytes < (minRate * (now - windowStart)) / 1000) {
+            abort(new Error(`upload_stalled: fewer than ${minRate} B/s for ${stallWindow / 1000} s`));
+          }
+          windowStart = now;
+          windowBytes = 0;
+        },
+        Math.min(1_000, stallWindow / 4),
+      );
+      watchdog.unref();
+
+      let settled = false;
+      const settle = (result: AttemptResult) => {
+        if (settled) return;
+        settled = true;
+        clearInterval(watchdog);
+        signal?.removeEventListener('abort', cancel);
+        resolve(result);
+      };
+      let status: number | null = null;
+      let responseHeaders: IncomingHttpHeaders = {};
+      const kept: Buffer[] = [];
+      let keptBytes = 0;
+      const answered = () => settle(answerOf(at, started, status!, responseHeaders, kept));
+      const failed = (error: unknown) => {
+        const refusal = findSsrfRefusal(error);
+        if (refusal) return settle(failure(at, started, 'refused', refusal.message));
+        const reason = abortReason ? abortReason.message : describeNetworkError(error);
+        settle(failure(at, started, 'retry', `${reason} after ${sent} of ${encoded.contentLength} bytes`));
+      };
+
+      // undici takes the iterable as it is; a Readable around it would cost more than the request.
+      async function* body(): AsyncGenerator<Buffer> {
+        const whole = encoded.inMemory();
+        for await (const chunk of whole ? [whole] : encoded.body()) {
+          sent += chunk.length;
+          windowBytes += chunk.length;
+          yield chunk;
+        }
+        uploading = false;
+      }
+      // dispatch with a handler of its own rather than request(): no Readable for the answer,
+      // whose first bytes are all that is kept, which costs a third less per callback.
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          if (abortReason) c.abort(abortReason);
+        },
+        onResponseStart(_c, statusCode, responseHeadersIn) {
+          if (statusCode < 200) return; // an interim answer (102, 103): the real one follows
+          uploading = false;
+          status = statusCode;
+          responseHeaders = responseHeadersIn;
+        },
+        onResponseData(c, chunk) {
+          if (status === null) return;
+          if (keptBytes < headLimit) {
+            kept.push(chunk.subarray(0, headLimit - keptBytes));
+            keptBytes += Math.min(chunk.length, headLimit - keptBytes);
+          }
+          // The rest is not needed: the status has decided, and this is all that is kept.
+          if (keptBytes >= headLimit) {
+            answered();
+            c.abort(new Error('the answer was read as far as it is kept'));
+          }
+        },
+        onResponseEnd: answered,
+        onResponseError(_c, error) {
+          // An answer whose body stalls or breaks off (within the response timeout) still counts
+          // by its status; it only shortens what is kept of it.
+          if (status !== null) answered();
+          else failed(error);
+        },
+      };
+      try {
+        this.#agent.dispatch(
+          {
+            origin: url.origin,
+            path: `${url.pathname}${url.search}`,
+            method: 'POST',
+            headers,
+            // An async iterable is a documented body (undici writes it with writeIterable); the
+            // type declaration lists only Readable.
+            body: body() as unknown as Readable,
+          },
+          handler,
+        );
+      } catch (error) {
+        failed(error);
+      }
+    });
   }
 
   async close(): Promise<void> {
@@ -232,24 +277,29 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-async function readHead(
-  body: AsyncIterable<Uint8Array> & { destroy(): void },
-  limit: number,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  try {
-    for await (const chunk of body) {
-      const bytes = Buffer.from(chunk);
-      chunks.push(bytes.subarray(0, limit - kept));
-      kept += Math.min(bytes.length, limit - kept);
-      if (kept >= limit) break; // the rest is not needed; leaving the loop discards it
-    }
-  } catch {
-    // The status has come and decides the outcome (a 2xx is delivered); an answer body that
-    // stalls or breaks off (within the response timeout) only shortens what is kept of it.
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** The attempt for an answer: its status decides; redirects are never followed. */
+function answerOf(
+  at: string,
+  started: number,
+  status: number,
+  headers: IncomingHttpHeaders,
+  kept: readonly Buffer[],
+): AttemptResult {
+  const location = headerText(headers.location);
+  const verdict: AttemptVerdict =
+    status >= 200 && status < 300 ? 'delivered' : status === 410 ? 'gone' : 'retry';
+  return {
+    at,
+    duration_ms: Math.round(performance.now() - started),
+    status_code: status,
+    error:
+      status >= 300 && status < 400
+        ? `redirect not followed${location ? ` (Location: ${location})` : ''}`
+        : null,
+    response_head: Buffer.concat(kept).toString('utf8'),
+    verdict,
+    retry_after_ms: verdict === 'retry' ? parseRetryAfter(headerText(headers['retry-after'])) : null,
+  };
 }
 
 /** A short, stable description of a failure without an answer: its class first. */

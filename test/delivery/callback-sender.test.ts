@@ -5,6 +5,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -183,6 +184,39 @@ describe('failures without an answer', () => {
 });
 
 describe('answers that are not a plain success', () => {
+  it('takes the final answer after an interim one (103 Early Hints), and waits for it', async () => {
+    const early = createHttpServer((req, res) => {
+      req.resume();
+      req.once('end', () => {
+        res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+        // Only `final` requests get a real answer; the others stop at the interim one.
+        if (req.url === '/final') res.writeHead(201, { 'content-type': 'text/plain' }).end('created');
+      });
+    });
+    await new Promise<void>((resolve) => early.listen(0, LOOPBACK, resolve));
+    closers.push(async () => {
+      early.closeAllConnections();
+      await new Promise<void>((resolve) => early.close(() => resolve()));
+    });
+    const { port } = early.address() as { port: number };
+    const s = sender({ responseTimeoutMs: 300 });
+    const final = await s.send(`http://${LOOPBACK}:${port}/final`, errorCallback);
+    expect(final).toMatchObject({ verdict: 'delivered', status_code: 201, response_head: 'created' });
+    const interimOnly = await s.send(`http://${LOOPBACK}:${port}/interim-only`, errorCallback);
+    expect(interimOnly).toMatchObject({ verdict: 'retry', status_code: null });
+    expect(interimOnly.error).toMatch(/^response_timeout: /);
+  });
+
+  it('goes on sending after an answer cut off at the bytes it keeps', async () => {
+    const r = await receiver(() => ({ status: 500, body: 'e'.repeat(50_000) }));
+    const s = sender({ responseHeadBytes: 10 });
+    for (const id of ['a', 'b', 'c']) {
+      const attempt = await s.send(r.url(id), errorCallback);
+      expect(attempt).toMatchObject({ verdict: 'retry', status_code: 500, response_head: 'e'.repeat(10) });
+    }
+    expect(r.requests).toHaveLength(3);
+  });
+
   it('counts a 2xx whose body then stalls as delivered, keeping what came', async () => {
     // Announces 100 bytes, sends 7, then nothing: the answer's body stalls.
     const stalling = await receiver(() => ({
