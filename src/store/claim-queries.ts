@@ -39,14 +39,13 @@ export async function claimCallbackRows(
   const { now, leaseMs, perEndpointLimit } = options;
   const limit = Math.min(Math.max(Math.trunc(options.limit), 0), MAX_CLAIM);
   if (limit === 0) return [];
-  // How far fairness looks past the oldest due callbacks: the window, every row of which a
-  // claim on PostgreSQL also row-locks (a write), so it stays a small multiple of the batch. A
-  // claim of one always takes the oldest row of the window (every row there is below its
+  // How far fairness looks past the oldest due callbacks: the window, ten times the batch. It
+  // is read row by row (and on PostgreSQL each row is also locked, a write), so it stays a small
+  // multiple of the batch: a worker claims every round for the slots that freed, often a few.
+  // A claim of one always takes the oldest row of the window (every row there is below its
   // receiver's cap, so each receiver's first passes `chosen`, and the oldest of those is the
-  // oldest of all): a window of one row gives the same answer without reading and ranking a
-  // hundred, and on PostgreSQL locks only that row. A worker with every slot busy claims one at
-  // a time.
-  const scan = limit === 1 ? 1 : Math.min(Math.max(limit * 10, 100), MAX_SCAN);
+  // oldest of all): a window of one row gives the same answer without reading and ranking ten.
+  const scan = limit === 1 ? 1 : Math.min(limit * 10, MAX_SCAN);
   // How many of the oldest due callbacks a claim on PostgreSQL may read to find its window
   // among those that concurrent claims do not hold locked: it passes over locked rows only
   // within these. A claim holds its whole window (up to 2000 rows) locked until it commits, a

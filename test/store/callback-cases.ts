@@ -263,14 +263,26 @@ export function callbackCases(t: SuiteContext): void {
 
   it('passes over a receiver at its cap even when its backlog fills the claim window', async () => {
     const { store } = t;
-    const busy = await finishedOperations(store, 110, 'https://busy.example/cb');
+    const busy = await finishedOperations(store, 40, 'https://busy.example/cb');
     const [quiet] = await finishedOperations(store, 1, 'https://quiet.example/cb');
     const options = { limit: 3, leaseMs: LEASE, perEndpointLimit: 2 };
-    // The window (100 oldest due) holds only the busy receiver's callbacks.
+    // The window (the 30 oldest due: ten times the claim) holds only the busy receiver's callbacks.
     expect((await store.claimCallbacks('w1', options)).map((c) => c.callback.id_gen)).toEqual(
       busy.slice(0, 2),
     );
     expect((await store.claimCallbacks('w1', options)).map((c) => c.callback.id_gen)).toEqual([quiet]);
+  });
+
+  it('looks ten times the claim past the oldest due callbacks for other receivers', async () => {
+    const { store } = t;
+    const a = await finishedOperations(store, 28, 'https://a.example/cb');
+    const [b] = await finishedOperations(store, 1, 'https://b.example/cb');
+    // A claim of 2 looks at the 20 oldest: all a's, so b waits its turn.
+    const two = await store.claimCallbacks('w1', { limit: 2, leaseMs: LEASE });
+    expect(two.map((c) => c.callback.id_gen)).toEqual(a.slice(0, 2));
+    // A claim of 3 looks at the 30 oldest due, b the 27th of them: b goes before a's second.
+    const three = await store.claimCallbacks('w1', { limit: 3, leaseMs: LEASE });
+    expect(three.map((c) => c.callback.id_gen)).toEqual([a[2], a[3], b]);
   });
 
   it('counts the queue by state and says when work is next due', async () => {
