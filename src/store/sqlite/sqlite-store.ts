@@ -8,6 +8,7 @@ import { SqlStore, type StoreOptions } from '../sql-store.ts';
 import type { WorkEvent, WorkListener, WorkSubscription } from '../store.ts';
 import { StoreError } from '../store-error.ts';
 import { WorkSignal, warnListenerError } from '../work-signal.ts';
+import { GroupCommit, type WriteWork } from './group-commit.ts';
 import { ImmediateSqliteDialect } from './immediate-sqlite-dialect.ts';
 import { withStatementCache } from './statement-cache.ts';
 import { checkpointInThread, type WalCheckpointer } from './wal-checkpointer.ts';
@@ -25,6 +26,7 @@ export interface SqliteStoreOptions extends StoreOptions {
 /** One open database file, shared by every store of this process that opens the same path. */
 interface OpenFile {
   db: StoreDb;
+  commits: GroupCommit;
   signal: WorkSignal;
   checkpointer: WalCheckpointer | undefined;
   users: number;
@@ -54,10 +56,12 @@ function openFile(path: string, options: SqliteStoreOptions): OpenFile {
   database.pragma('synchronous = NORMAL');
   database.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
   database.pragma('foreign_keys = ON');
+  const db = new Kysely<StoreSchema>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }),
+  });
   const file: OpenFile = {
-    db: new Kysely<StoreSchema>({
-      dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }),
-    }),
+    db,
+    commits: new GroupCommit(db),
     signal: new WorkSignal(options.onBackgroundError),
     checkpointer: shared
       ? checkpointInThread(database, key, {
@@ -96,6 +100,13 @@ export class SqliteStore extends SqlStore {
   }
 
   protected override async prepare(): Promise<void> {}
+
+  /** Writes of every store of this file that queue up share a transaction: see GroupCommit. */
+  protected override async write<T>(work: WriteWork<T>): Promise<T> {
+    const { value, events } = await this.#file.commits.run(work);
+    if (events.length > 0) this.announceAfterCommit(events);
+    return value;
+  }
 
   protected override migrationSchema(): string | undefined {
     return undefined;
