@@ -17,6 +17,20 @@ interface Compiled {
 /** Per SQL dialect (its adapter's class), per shape: one process may use both databases. */
 const compiled = new Map<unknown, Map<string, Compiled>>();
 
+/**
+ * A name for each compiled SQL text, for a database that keeps statements prepared per
+ * connection (PostgreSQL): the compiled texts are few and fixed, so those are bounded.
+ */
+const statementNames = new Map<string, string>();
+
+/**
+ * The prepared-statement name of a SQL text that `runCompiled` made, or undefined for any
+ * other text (built per call, possibly with a list of any length: not worth keeping prepared).
+ */
+export function statementNameOf(sql: string): string | undefined {
+  return statementNames.get(sql);
+}
+
 /** A prefix no constant of the store's queries starts with (PostgreSQL text cannot even hold NUL). */
 const MARKER = '\u0000value:';
 
@@ -56,6 +70,7 @@ export async function runCompiled<V extends Record<string, string | number | nul
     }
     query = { sql, parameters, slots };
     byShape.set(shape, query);
+    if (!statementNames.has(sql)) statementNames.set(sql, `mediahook_${statementNames.size + 1}`);
   }
   const { sql, parameters, slots } = query;
   const bound = parameters.map((p, i) => (slots[i] === undefined ? p : values[slots[i]!]));

@@ -1,4 +1,12 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import {
+  Kysely,
+  type PostgresCursor,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  sql,
+} from 'kysely';
+import { statementNameOf } from '../compiled-query.ts';
 import pg from 'pg';
 import type { StoreDb } from '../operation-queries.ts';
 import type { StoreSchema } from '../schema.ts';
@@ -29,6 +37,38 @@ const storeTypes: pg.CustomTypesConfig = {
       ? (value: string) => Number(value)
       : pg.types.getTypeParser(oid, format ?? 'text')) as pg.CustomTypesConfig['getTypeParser'],
 };
+
+/** PostgreSQL's SQLSTATE for a prepared statement whose result columns a schema change altered. */
+const STALE_STATEMENT = '0A000';
+
+/**
+ * The pool as Kysely uses it, except that the store's compiled queries run as named (prepared)
+ * statements: PostgreSQL then parses and plans each once per connection instead of on every
+ * run, which for the claim took as long as running it. A statement returning whole rows goes
+ * stale when its table gains a column (a newer process migrating); the connection holding it is
+ * then closed on release rather than pooled, so one write fails, not every later use of it.
+ */
+function preparingPool(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let stale = false;
+      return {
+        query(text: string | PostgresCursor<unknown>, values?: readonly unknown[]) {
+          if (typeof text !== 'string') return client.query(text as never);
+          const name = statementNameOf(text);
+          if (name === undefined) return client.query(text, values as unknown[]);
+          return client.query({ name, text, values: values as unknown[] }).catch((error: unknown) => {
+            if ((error as { code?: string }).code === STALE_STATEMENT) stale = true;
+            throw error;
+          });
+        },
+        release: () => client.release(stale),
+      } as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
+  };
+}
 
 /**
  * The store on PostgreSQL, for several service or worker processes sharing one queue. Claims
@@ -74,7 +114,7 @@ export class PostgresStore extends SqlStore {
     // queries (a server restart) would crash the process with an unhandled 'error'. Its next
     // query fails instead, and the pool drops it on release.
     pool.on('connect', (client) => client.on('error', onError));
-    super(new Kysely<StoreSchema>({ dialect: new PostgresDialect({ pool }) }), options);
+    super(new Kysely<StoreSchema>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) }), options);
     this.schema = schema;
     this.channel = `mediahook_work_${schema}`;
     this.#clientConfig = clientConfig;
