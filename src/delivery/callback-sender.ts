@@ -115,8 +115,8 @@ export class CallbackSender {
     const secrets = this.#options.secrets ?? [];
     if (secrets.length > 0) {
       const signer = new BodySigner(secrets, callback.id_gen);
-      const whole = encoded.inMemory();
-      if (whole) signer.update(whole);
+      const parts = encoded.inMemory();
+      if (parts) for (const part of parts) signer.update(part);
       else for await (const chunk of encoded.body()) signer.update(chunk);
       Object.assign(headers, signer.headers());
     }
@@ -189,8 +189,7 @@ export class CallbackSender {
 
       // undici takes the iterable as it is; a Readable around it would cost more than the request.
       async function* body(): AsyncGenerator<Buffer> {
-        const whole = encoded.inMemory();
-        for await (const chunk of whole ? [whole] : encoded.body()) {
+        for await (const chunk of encoded.inMemory() ?? encoded.body()) {
           sent += chunk.length;
           windowBytes += chunk.length;
           yield chunk;

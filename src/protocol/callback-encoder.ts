@@ -37,11 +37,11 @@ export interface EncodedCallback {
    */
   body(): AsyncIterable<Buffer>;
   /**
-   * The whole body as one Buffer when nothing of it has to be read (an error callback, or a file
-   * given as bytes); null when the file is a path or a stream. One write instead of a stream:
-   * for a small result, streaming it costs more than the request itself.
+   * The body's bytes, in order, when nothing of it has to be read (an error callback, or a file
+   * given as bytes); null when the file is a path or a stream. Written as they are, without a
+   * stream: for a small result, streaming it costs more than the request itself.
    */
-  inMemory(): Buffer | null;
+  inMemory(): readonly Buffer[] | null;
 }
 
 /**
@@ -131,7 +131,7 @@ export async function encodeCallback(
       async *body() {
         yield bytes;
       },
-      inMemory: () => bytes,
+      inMemory: () => [bytes],
     };
   }
   const filename = callback.filename ?? `${callback.id_gen}${extensionOf(callback.mediaType)}`;
@@ -140,7 +140,6 @@ export async function encodeCallback(
   const source = callback.file;
   const size = await sizeOf(source);
   let streamUsed = false;
-  let whole: Buffer | null = null;
   return {
     boundary,
     contentType: contentTypeFor(boundary),
@@ -172,8 +171,7 @@ export async function encodeCallback(
     },
     inMemory() {
       if (!(source instanceof Uint8Array)) return null;
-      whole ??= Buffer.concat([headBytes, source, tail]);
-      return whole;
+      return [headBytes, Buffer.from(source.buffer, source.byteOffset, source.byteLength), tail];
     },
   };
 }

@@ -3,6 +3,9 @@
  * itself under any chunking, encoding is a pure function of callback and boundary, and the
  * announced Content-Length is the body's length.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeCallback, type OutgoingCallback, randomBoundary } from '../../src/protocol/index.ts';
@@ -202,6 +205,35 @@ describe('encoding', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('hands over an in-memory body as the very bytes it streams, and none for a file path', async () => {
+    await fc.assert(
+      fc.asyncProperty(outgoing, async (callback) => {
+        const encoded = await encodeCallback(callback, 'in-memory-boundary');
+        const streamed: Buffer[] = [];
+        for await (const chunk of encoded.body()) streamed.push(chunk);
+        expect(Buffer.concat([...(encoded.inMemory() ?? [])]).equals(Buffer.concat(streamed))).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'mediahook-encode-'));
+    try {
+      const file = join(dir, 'result.jpg');
+      writeFileSync(file, Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]));
+      const fromPath = await encodeCallback({
+        family: 'A',
+        event: 'success',
+        status: 'success',
+        id_gen: 'op-1',
+        time_gen: '2025-01-01T00:00:00.000Z',
+        file,
+        mediaType: 'image/jpeg',
+      });
+      expect(fromPath.inMemory()).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('announces a Content-Length equal to the body length', async () => {
