@@ -1,4 +1,3 @@
-import { createHash, type Hash } from 'node:crypto';
 import {
   type Callback,
   COMMON_PARTS,
@@ -10,6 +9,7 @@ import {
   type MediaType,
 } from './callback-shapes.ts';
 import { ProtocolError } from './errors.ts';
+import { FileDigest } from './file-digest.ts';
 import { discardSink, type FileSink, type FileSinkFactory } from './file-sink.ts';
 import { boundaryOf, decodeExtendedValue, parseHeaderValue } from './header-value.ts';
 import { SNIFF_BYTES, sniffMediaType } from './media-sniff.ts';
@@ -40,7 +40,7 @@ interface FilePart {
   filename: string;
   declaredType: string | null;
   bytes: number;
-  hash: Hash | null;
+  hash: FileDigest | null;
   /** First bytes, held until the media type is known. */
   head: Buffer[];
   mediaType: MediaType | null;
@@ -91,8 +91,8 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
   }
 
   /**
-   * Decodes the next chunk of the body. Returns a promise when the sink asks to wait; the next
-   * `write` must come after it settles.
+   * Decodes the next chunk of the body. Returns a promise when the sink (or the hashing of a
+   * large file) asks to wait; the next `write` must come after it settles.
    */
   write(chunk: Uint8Array): Promise<void> | undefined {
     if (this.#failed) throw this.#failed;
@@ -102,7 +102,10 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
       this.#failed = error;
       throw error;
     }
-    return this.#outbox.length > 0 ? this.#flush() : undefined;
+    const sink = this.#outbox.length > 0 ? this.#flush() : undefined;
+    const hashing = this.#file?.hash?.backlog();
+    if (!hashing) return sink;
+    return sink ? Promise.all([sink, hashing]).then(() => {}) : hashing;
   }
 
   /** Ends the body and returns the validated callback; its file's sink is closed. */
@@ -111,7 +114,10 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
     try {
       this.#parser.end();
       const callback = this.#assemble();
-      if (callback.event === 'success') await callback.file.sink.close();
+      if (callback.event === 'success') {
+        const [sha256] = await Promise.all([this.#file!.hash?.digest() ?? null, callback.file.sink.close()]);
+        callback.file.sha256 = sha256;
+      }
       return callback;
     } catch (error) {
       this.#failed = error;
@@ -122,6 +128,7 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
   /** Gives up on the body: the sink, if any, drops what it received. */
   async abort(reason: unknown): Promise<void> {
     this.#failed ??= reason;
+    this.#file?.hash?.abort();
     const sink = this.#file?.sink;
     if (sink && this.#file) {
       this.#file.sink = null;
@@ -188,7 +195,7 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
         filename,
         declaredType: contentType,
         bytes: 0,
-        hash: this.#options.hash === false ? null : createHash('sha256'),
+        hash: this.#options.hash === false ? null : new FileDigest(),
         head: [],
         mediaType: null,
         sink: null,
@@ -364,7 +371,8 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
         declaredType: file.declaredType,
         mediaType: file.mediaType,
         bytes: file.bytes,
-        sha256: file.hash ? file.hash.digest('hex') : null,
+        // Set by end(), once the digest is in (it may come from the hashing thread).
+        sha256: null,
         sink: file.sink as S,
       },
     };
