@@ -15,12 +15,13 @@ const MAX_BACKLOG_BYTES = 8 * BATCH_BYTES;
 const THREAD = new URL('./sha256-thread.js', import.meta.url);
 
 interface Job {
-  hashed(bytes: number): void;
+  /** `length` bytes were hashed; `buffer`, the batch they came in, is free again. */
+  hashed(length: number, buffer: ArrayBuffer): void;
   done(digest: string): void;
   fail(error: Error): void;
 }
 
-type ThreadMessage = { job: number; hashed: number } | { job: number; digest: string };
+type ThreadMessage = { job: number; hashed: number; bytes: ArrayBuffer } | { job: number; digest: string };
 
 /** One hashing thread per process, shared by every file being hashed; started on first use. */
 class Sha256Thread {
@@ -43,7 +44,7 @@ class Sha256Thread {
     this.#worker.on('message', (message: ThreadMessage) => {
       const job = this.#jobs.get(message.job);
       if (!job) return;
-      if ('hashed' in message) job.hashed(message.hashed);
+      if ('hashed' in message) job.hashed(message.hashed, message.bytes);
       else {
         this.#forget(message.job);
         job.done(message.digest);
@@ -98,6 +99,8 @@ export class FileDigest {
   #smallBytes = 0;
   #job: number | null = null;
   #batch: Buffer | null = null;
+  /** Batches the thread has hashed and given back, to be filled again. */
+  readonly #free: ArrayBuffer[] = [];
   #filled = 0;
   #sent = 0;
   #hashed = 0;
@@ -118,7 +121,7 @@ export class FileDigest {
     }
     let offset = 0;
     while (offset < chunk.length) {
-      this.#batch ??= Buffer.allocUnsafeSlow(BATCH_BYTES);
+      this.#batch ??= Buffer.from(this.#free.pop() ?? new ArrayBuffer(BATCH_BYTES));
       const copied = chunk.subarray(offset, offset + BATCH_BYTES - this.#filled);
       this.#batch.set(copied, this.#filled);
       this.#filled += copied.length;
@@ -166,8 +169,9 @@ export class FileDigest {
     // Awaited by digest(); a failure before that must not be an unhandled rejection.
     this.#result.catch(() => {});
     this.#job = Sha256Thread.get().open({
-      hashed: (bytes) => {
-        this.#hashed += bytes;
+      hashed: (length, buffer) => {
+        this.#hashed += length;
+        if (buffer.byteLength === BATCH_BYTES) this.#free.push(buffer);
         if (this.#sent - this.#hashed <= MAX_BACKLOG_BYTES / 2) this.#wake();
       },
       done: (digest) => this.#settle!.done(digest),
@@ -181,13 +185,13 @@ export class FileDigest {
   }
 
   #sendBatch(end: boolean): void {
-    const batch = this.#batch ?? Buffer.allocUnsafeSlow(0);
+    // A batch owns its ArrayBuffer whole: transferring it moves only this batch.
+    const buffer = (this.#batch?.buffer as ArrayBuffer | undefined) ?? new ArrayBuffer(0);
     const length = this.#filled;
     this.#batch = null;
     this.#filled = 0;
     this.#sent += length;
-    // An allocUnsafeSlow buffer owns its ArrayBuffer whole: transferring it moves only this batch.
-    Sha256Thread.get().send(this.#job!, batch.buffer as ArrayBuffer, length, end);
+    Sha256Thread.get().send(this.#job!, buffer, length, end);
   }
 
   #wake(): void {

@@ -22,7 +22,9 @@ parentPort.on(
     }
     if (bytes !== undefined) {
       hash.update(new Uint8Array(bytes, 0, length));
-      parentPort.postMessage({ job, hashed: length });
+      // The buffer goes back to be filled again: left here, hashed batches would pile up until
+      // this thread's garbage collector came round, far more memory than the backlog allowed.
+      parentPort.postMessage({ job, hashed: length, bytes }, [bytes]);
     }
     if (end) {
       jobs.delete(job);
