@@ -3,11 +3,26 @@
  * storing the file through the same DiskSink as ours (see receive-common.ts). Loaded, with its
  * framework, only by the server process that runs it.
  */
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, Response } from 'express';
 import type multer from 'multer';
 import type { DiskSink } from '../src/receiver/index.ts';
-import { answer, CountedSink, commit, listen, pipeToSink, sendJson, track } from './receive-common.ts';
+import {
+  answer,
+  CountedSink,
+  commit,
+  counts,
+  listen,
+  pipeToSink,
+  sendJson,
+  track,
+  work,
+} from './receive-common.ts';
 
 /** Fastify 5 + @fastify/multipart: `request.file()`, its fields, its stream into the sink. */
 export async function fastify(out: string): Promise<number> {
@@ -142,6 +157,71 @@ export async function busboyServer(out: string): Promise<number> {
         await sink.abort();
         sendJson(res, 500, JSON.stringify({ error: String(error) }));
       });
+  });
+  track(server);
+  return listen(server);
+}
+
+/** Flushes a file or directory to disk. */
+async function fsyncPath(path: string, flags: string): Promise<void> {
+  const handle = await open(path, flags);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * busboy as a receiver is usually written, its file stream piped into fs.createWriteStream (as
+ * in busboy's own README), made as durable as ours: fsync, atomic rename, directory fsync. The
+ * other peers store through the project's DiskSink, which compares parsers; this one compares
+ * receivers as they are built.
+ */
+export async function busboyFsServer(out: string): Promise<number> {
+  const { default: busboy } = await import('busboy');
+  const server = createServer((req, res) => {
+    work.busy++;
+    const temp = join(out, `.incoming-${randomBytes(12).toString('hex')}.part`);
+    const fields = new Map<string, string>();
+    let file: Promise<void> | null = null;
+    let stored = 0;
+    const parsed = new Promise<void>((resolve, reject) => {
+      const parser = busboy({ headers: req.headers });
+      parser.on('field', (name, value) => fields.set(name, value));
+      parser.on('file', (name, stream) => {
+        if (name !== 'result_pv' || file) return void stream.resume();
+        stream.on('data', (chunk: Buffer) => {
+          stored += chunk.length;
+        });
+        file = pipeline(stream, createWriteStream(temp, { flags: 'wx' }));
+        file.catch(reject);
+      });
+      parser.once('error', reject);
+      parser.once('close', resolve);
+      req.once('close', () => {
+        if (!req.complete) reject(new Error('the request was aborted'));
+      });
+      req.pipe(parser);
+    });
+    parsed
+      .then(async () => {
+        if (!file) throw new Error('no file part');
+        await file;
+        const idGen = fields.get('id_gen');
+        if (!idGen) throw new Error('no id_gen before the file');
+        await fsyncPath(temp, 'r+');
+        await rename(temp, join(out, `${idGen}.mp4`));
+        await fsyncPath(out, 'r');
+        counts.stored++;
+        counts.storedBytes += stored;
+        sendJson(res, 200, answer(idGen));
+      })
+      .catch(async (error: unknown) => {
+        await unlink(temp).catch(() => {});
+        sendJson(res, 500, JSON.stringify({ error: String(error) }));
+      })
+      .finally(() => work.busy--);
   });
   track(server);
   return listen(server);

@@ -15,7 +15,16 @@ import { fullGc, peakRssMiB, resetPeakRss, rssMiB } from './harness.ts';
 import { answer, counts, listen, sendJson, track, work } from './receive-common.ts';
 import { serveCommands } from './receive-proc.ts';
 
-export const SERVER_KINDS = ['ours', 'fastify', 'express', 'hono', 'busboy', 'raw-http', 'raw-tcp'] as const;
+export const SERVER_KINDS = [
+  'ours',
+  'fastify',
+  'express',
+  'hono',
+  'busboy',
+  'busboy-fs',
+  'raw-http',
+  'raw-tcp',
+] as const;
 export type ServerKind = (typeof SERVER_KINDS)[number];
 
 /** What a server counted since the last `clean`, and what its out directory holds. */
@@ -142,6 +151,7 @@ async function main(): Promise<void> {
     express: async (dir) => (await peers()).expressServer(dir),
     hono: async (dir) => (await peers()).hono(dir),
     busboy: async (dir) => (await peers()).busboyServer(dir),
+    'busboy-fs': async (dir) => (await peers()).busboyFsServer(dir),
     'raw-http': rawHttp,
     'raw-tcp': rawTcp,
   };
