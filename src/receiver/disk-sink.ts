@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { FileSink } from '../protocol/index.ts';
 
 /** Bytes gathered before one `writev`: fewer system calls than one write per socket chunk. */
-const BATCH_BYTES = 1024 * 1024;
+const BATCH_BYTES = 2 * 1024 * 1024;
 
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
