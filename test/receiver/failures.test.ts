@@ -129,10 +129,10 @@ describe.each(ADAPTERS)('$name', (adapter) => {
 
   it('leaves no file, not even a partial one, when the upload is cut off mid-file', async () => {
     const harness = await startReceiver(adapter);
-    // Larger than the sink's write batch, so a temporary file exists before the cut.
-    const callback = await wire({ file: jpegBytes(3 * 1024 * 1024) });
+    // Cut after more than the sink's write batch (2 MiB), so a temporary file exists by then.
+    const callback = await wire({ file: jpegBytes(8 * 1024 * 1024) });
     const partial = async () => (await storedFiles(harness.out)).some((name) => name.endsWith('.part'));
-    await cutOff(harness.port, callback, 2 * 1024 * 1024, partial);
+    await cutOff(harness.port, callback, 5 * 1024 * 1024, partial);
     await expectNothingKept(harness);
     expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code: 'aborted' } });
     await expectStillServing(harness);
