@@ -63,7 +63,12 @@ export interface Service {
 export function createService(options: ServiceOptions): Service {
   const log = options.log ?? jsonLogger();
   const metrics = new ServiceMetrics();
-  const blobs = new DirectoryBlobStore(join(options.dataDir, 'results'));
+  // On SQLite the data directory is this process's own; small results are read at once. With
+  // PostgreSQL it is shared by every process, often over a network file system, where a
+  // blocking read would hold the event loop for the network's time: every read goes to the pool.
+  const blobs = new DirectoryBlobStore(join(options.dataDir, 'results'), {
+    ...(options.store.dialect === 'postgres' ? { blockingReadMaxBytes: 0 } : {}),
+  });
   const retry: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
     schedule: options.retrySchedule ?? DEFAULT_RETRY_POLICY.schedule,
