@@ -6,9 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { default as Busboy, FileInfo } from 'busboy';
 import type { NextFunction, Request, Response } from 'express';
 import type multer from 'multer';
 import type { DiskSink } from '../src/receiver/index.ts';
@@ -123,34 +125,49 @@ export async function hono(out: string): Promise<number> {
   });
 }
 
+/**
+ * Parses a request with busboy: resolves its fields once the body is parsed and `store`, given
+ * the `result_pv` file's stream, has finished with it (other files are drained); rejects when
+ * parsing or storing fails, or the request is cut off.
+ */
+async function parseWithBusboy(
+  busboy: typeof Busboy,
+  req: IncomingMessage,
+  store: (stream: Readable, info: FileInfo) => Promise<void>,
+): Promise<Map<string, string>> {
+  const fields = new Map<string, string>();
+  let file: Promise<void> | null = null;
+  await new Promise<void>((resolve, reject) => {
+    const parser = busboy({ headers: req.headers });
+    parser.on('field', (name, value) => fields.set(name, value));
+    parser.on('file', (name, stream, info) => {
+      if (name !== 'result_pv' || file) return void stream.resume();
+      file = store(stream, info);
+      file.catch(reject);
+    });
+    parser.once('error', reject);
+    parser.once('close', resolve);
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the request was aborted'));
+    });
+    req.pipe(parser);
+  });
+  if (!file) throw new Error('no file part');
+  await file;
+  return fields;
+}
+
 /** A plain streaming receiver: node:http, busboy, the file piped into the sink. */
 export async function busboyServer(out: string): Promise<number> {
   const { default: busboy } = await import('busboy');
   const server = createServer((req, res) => {
     const sink = new CountedSink(out);
-    const fields = new Map<string, string>();
-    let file: Promise<void> | null = null;
     let mediaType = '';
-    const parsed = new Promise<void>((resolve, reject) => {
-      const parser = busboy({ headers: req.headers });
-      parser.on('field', (name, value) => fields.set(name, value));
-      parser.on('file', (name, stream, info) => {
-        if (name !== 'result_pv' || file) return void stream.resume();
-        mediaType = info.mimeType;
-        file = pipeToSink(stream, sink);
-        file.catch(reject);
-      });
-      parser.once('error', reject);
-      parser.once('close', resolve);
-      req.once('close', () => {
-        if (!req.complete) reject(new Error('the request was aborted'));
-      });
-      req.pipe(parser);
-    });
-    parsed
-      .then(async () => {
-        if (!file) throw new Error('no file part');
-        await file;
+    parseWithBusboy(busboy, req, (stream, info) => {
+      mediaType = info.mimeType;
+      return pipeToSink(stream, sink);
+    })
+      .then(async (fields) => {
         sendJson(res, 200, answer(await commit(sink, out, fields.get('id_gen'), mediaType)));
       })
       .catch(async (error: unknown) => {
@@ -183,31 +200,14 @@ export async function busboyFsServer(out: string): Promise<number> {
   const server = createServer((req, res) => {
     work.busy++;
     const temp = join(out, `.incoming-${randomBytes(12).toString('hex')}.part`);
-    const fields = new Map<string, string>();
-    let file: Promise<void> | null = null;
     let stored = 0;
-    const parsed = new Promise<void>((resolve, reject) => {
-      const parser = busboy({ headers: req.headers });
-      parser.on('field', (name, value) => fields.set(name, value));
-      parser.on('file', (name, stream) => {
-        if (name !== 'result_pv' || file) return void stream.resume();
-        stream.on('data', (chunk: Buffer) => {
-          stored += chunk.length;
-        });
-        file = pipeline(stream, createWriteStream(temp, { flags: 'wx' }));
-        file.catch(reject);
+    parseWithBusboy(busboy, req, (stream) => {
+      stream.on('data', (chunk: Buffer) => {
+        stored += chunk.length;
       });
-      parser.once('error', reject);
-      parser.once('close', resolve);
-      req.once('close', () => {
-        if (!req.complete) reject(new Error('the request was aborted'));
-      });
-      req.pipe(parser);
-    });
-    parsed
-      .then(async () => {
-        if (!file) throw new Error('no file part');
-        await file;
+      return pipeline(stream, createWriteStream(temp, { flags: 'wx' }));
+    })
+      .then(async (fields) => {
         const idGen = fields.get('id_gen');
         if (!idGen) throw new Error('no id_gen before the file');
         await fsyncPath(temp, 'r+');
