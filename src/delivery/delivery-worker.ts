@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { FileSource, OutgoingCallback } from '../protocol/index.ts';
 import { setMaxListeners } from 'node:events';
+import type { FileSource } from '../protocol/index.ts';
 import {
   type CallbackRecord,
   type CircuitPolicy,
@@ -9,21 +9,21 @@ import {
   FINAL_CALLBACK_STATES,
   isStoreError,
   type NextCallbackState,
-  type OperationRecord,
   type Settlement,
   type Store,
 } from '../store/index.ts';
 import type { DirectoryBlobStore } from './blob-store.ts';
 import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
+import { outgoingCallbackOf, resultFileOf } from './outgoing-callback.ts';
 import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from './retry-policy.ts';
 
 const MIN_BLOCKED_POLL_MS = 50;
 
 /**
- * Results up to this size are read whole and sent from memory: one read, where streaming a
- * small file costs more CPU than the request that carries it. Larger ones are streamed.
+ * Rounds an attempt may fail to be recorded in before it is given up: its callback then stays
+ * leased and is taken over, and sent again, once the lease runs out.
  */
-const IN_MEMORY_RESULT_BYTES = 1024 * 1024;
+const MAX_RECORD_TRIES = 5;
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -57,27 +57,8 @@ interface Finished {
   settlement: Settlement;
   endpoint: string;
   attempt: AttemptResult;
-}
-
-/** The callback an operation's outcome stands for. */
-export function outgoingCallbackOf(operation: OperationRecord, file: FileSource | null): OutgoingCallback {
-  const time_gen = new Date(operation.finished_at ?? Date.now()).toISOString();
-  const fields = { family: operation.family, id_gen: operation.id_gen, time_gen };
-  if (operation.state === 'succeeded' && operation.result && file !== null) {
-    return {
-      ...fields,
-      event: 'success',
-      status: operation.status_text ?? 'success',
-      file,
-      mediaType: operation.result.media_type,
-    };
-  }
-  return {
-    ...fields,
-    event: 'error',
-    status: operation.status_text ?? 'error',
-    message: operation.error_message ?? 'the operation failed',
-  };
+  /** Rounds that failed to record it. */
+  failures: number;
 }
 
 /**
@@ -210,9 +191,8 @@ export class DeliveryWorker {
           claimed = await this.#settle(finished, free);
         } catch (error) {
           this.#options.onError?.(error);
-          // Nothing of the round was written: its attempts go with the next one (their
-          // leases are long), after a pause, so a store that is down is not asked in a loop.
-          this.#finished.unshift(...finished);
+          await this.#settleAlone(finished);
+          // After a pause, so that a store that is down is not asked in a loop.
           await this.#pause(this.#nextBlockedPoll());
           continue;
         }
@@ -249,6 +229,28 @@ export class DeliveryWorker {
       else this.#options.onAttempt?.({ id_gen: settlement.id_gen, endpoint, attempt, next: settlement.next });
     });
     return result.claimed;
+  }
+
+  /**
+   * Nothing of a failed round was written. Its attempts are tried one by one, so that one the
+   * store keeps refusing cannot hold up the others (nor, as it shares their round, every claim);
+   * those still not written go with the next round, up to MAX_RECORD_TRIES.
+   */
+  async #settleAlone(finished: Finished[]): Promise<void> {
+    for (const item of finished) {
+      try {
+        await this.#settle([item], 0);
+      } catch (error) {
+        if (++item.failures < MAX_RECORD_TRIES) this.#finished.push(item);
+        else {
+          this.#options.onError?.(
+            new Error(`gave up recording an attempt of ${item.settlement.id_gen}: ${String(error)}`, {
+              cause: error,
+            }),
+          );
+        }
+      }
+    }
   }
 
   #start(item: ClaimedCallback): void {
@@ -320,9 +322,7 @@ export class DeliveryWorker {
     const { blobs, sender } = this.#options;
     let file: FileSource | null = null;
     if (operation.state === 'succeeded' && operation.result) {
-      const { key, bytes } = operation.result;
-      if (bytes <= IN_MEMORY_RESULT_BYTES) file = await blobs.read(key, bytes);
-      else if (await blobs.exists(key)) file = blobs.pathOf(key);
+      file = await resultFileOf(blobs, operation.result);
       if (file === null) {
         const attempt: AttemptResult = {
           at: new Date().toISOString(),
@@ -358,6 +358,7 @@ export class DeliveryWorker {
     this.#finished.push({
       endpoint: callback.endpoint_key,
       attempt,
+      failures: 0,
       settlement: {
         id_gen: callback.id_gen,
         attempt: {

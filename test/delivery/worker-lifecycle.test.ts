@@ -111,6 +111,24 @@ describe.each(backends)('delivery worker lifecycle on $name', (kind) => {
     expect(await f.state(id!)).toBe('delivered');
   });
 
+  it('goes on delivering when one attempt cannot be recorded, and gives that one up', async () => {
+    const url = (id: string) => receiver.url(id);
+    const stuck = await f.finished(url, 'error');
+    await f.backend.breakAttemptInserts(stuck);
+    const others = await f.finishedMany(3, url);
+    await f.worker({ concurrency: 4 });
+    // Sent in the same rounds as the one that cannot be recorded, the others are recorded.
+    await waitForStates(f, others, 'delivered');
+    await waitFor('the worker to give the stuck attempt up', () =>
+      f.workerErrors.some((e) => String(e).includes(`gave up recording an attempt of ${stuck}`)),
+    );
+    // Still leased: taken over, and sent again, once the lease runs out.
+    expect(await f.state(stuck)).toBe('delivering');
+    const later = await f.finished(url);
+    await waitForStates(f, [later], 'delivered');
+    expect(receiver.requests.filter((r) => r.id === stuck)).toHaveLength(1);
+  });
+
   it('sends a delivered callback again on redeliver, in a new round', async () => {
     const id = await f.finished(receiver.url);
     await f.worker();

@@ -20,6 +20,8 @@ export interface Backend {
   open(options?: StoreOptions): Store;
   /** Makes every insert into `callbacks` fail until the returned function undoes it. */
   breakCallbackInserts(): Promise<() => Promise<void>>;
+  /** Makes every insert of an attempt of callback `idGen` fail, for good. */
+  breakAttemptInserts(idGen: string): Promise<void>;
   /** PostgreSQL only: kills the LISTEN connections of this test's stores, as a network failure would. */
   dropListenerConnections?(): Promise<number>;
   /** Rows in a table, read on a connection of its own. */
@@ -48,6 +50,12 @@ function tracking(open: (options: StoreOptions) => Store) {
 
 const TABLE = /^[a-z_]+$/;
 
+/** A test's own id as an SQL string literal (ids here are UUIDs: nothing needs escaping). */
+function quoted(idGen: string): string {
+  if (!/^[0-9a-f-]+$/.test(idGen)) throw new Error(`not an id made by the tests: ${idGen}`);
+  return `'${idGen}'`;
+}
+
 export const sqliteBackend: BackendKind = {
   name: 'sqlite',
   async create() {
@@ -70,6 +78,13 @@ export const sqliteBackend: BackendKind = {
                    BEGIN SELECT RAISE(ABORT, 'injected failure'); END`),
         );
         return async () => raw((db) => db.exec('DROP TRIGGER test_reject'));
+      },
+      async breakAttemptInserts(idGen) {
+        raw((db) =>
+          db.exec(`CREATE TRIGGER test_reject_attempt BEFORE INSERT ON attempts
+                   WHEN NEW.id_gen = ${quoted(idGen)}
+                   BEGIN SELECT RAISE(ABORT, 'injected failure'); END`),
+        );
       },
       async countRows(table) {
         if (!TABLE.test(table)) throw new Error(`bad table ${table}`);
@@ -108,6 +123,13 @@ export const postgresBackend: BackendKind = {
           await admin.query('DROP TRIGGER test_reject ON callbacks');
           await admin.query('DROP FUNCTION test_reject()');
         };
+      },
+      async breakAttemptInserts(idGen) {
+        await admin.query(`CREATE FUNCTION test_reject_attempt() RETURNS trigger LANGUAGE plpgsql AS
+                           $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$`);
+        await admin.query(`CREATE TRIGGER test_reject_attempt BEFORE INSERT ON attempts
+                           FOR EACH ROW WHEN (NEW.id_gen = ${quoted(idGen)})
+                           EXECUTE FUNCTION test_reject_attempt()`);
       },
       async dropListenerConnections() {
         const result = await admin.query(
