@@ -17,7 +17,7 @@ export {
 } from './callback-sender.ts';
 export { type CircuitPolicy, DEFAULT_CIRCUIT_POLICY } from '../store/index.ts';
 export { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.ts';
-export { outgoingCallbackOf, resultFileOf } from './outgoing-callback.ts';
+export { outgoingCallbackOf } from './outgoing-callback.ts';
 export {
   DEFAULT_RETRY_POLICY,
   DEFAULT_RETRY_SCHEDULE_MS,
