@@ -4,8 +4,8 @@
  * at once cannot lose a failure between a read and a write.
  */
 import type { Dialect, StoreDb } from './operation-queries.ts';
-import { toEndpointRecord } from './records.ts';
-import type { EndpointRecord, EndpointUpdate } from './store.ts';
+import { selectEndpoint, upsertEndpoint } from './status-queries.ts';
+import type { EndpointUpdate } from './store.ts';
 
 export interface CircuitPolicy {
   /** Consecutive failures of one receiver that open its circuit. */
@@ -78,21 +78,12 @@ export async function applyCircuitOutcomes(
         .execute();
       continue;
     }
-    let query = trx.selectFrom('endpoints').selectAll().where('key', '=', key);
-    if (dialect === 'postgres') query = query.forUpdate();
-    const row = await query.executeTakeFirst();
-    const current: EndpointRecord = row ? toEndpointRecord(row) : { key, ...CLOSED, updated_at: null };
+    const current = await selectEndpoint(trx, key, dialect === 'postgres');
     const next = list.reduce<EndpointUpdate>(
       (state, outcome) => nextCircuit(state, outcome, policy, now),
       current,
     );
-    if (same(next, current)) continue;
-    const values = { ...next, updated_at: now };
-    await trx
-      .insertInto('endpoints')
-      .values({ key, ...values })
-      .onConflict((oc) => oc.column('key').doUpdateSet(values))
-      .execute();
+    if (!same(next, current)) await upsertEndpoint(trx, key, next, now);
   }
 }
 

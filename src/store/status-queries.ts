@@ -9,8 +9,14 @@ import { CALLBACK_STATES, CIRCUIT_STATES, OPERATION_STATES } from './schema.ts';
 import type { EndpointRecord, EndpointUpdate, QueueDepth } from './store.ts';
 import { StoreError } from './store-error.ts';
 
-export async function selectEndpoint(db: StoreDb, key: string): Promise<EndpointRecord> {
-  const row = await db.selectFrom('endpoints').selectAll().where('key', '=', key).executeTakeFirst();
+/**
+ * A receiver's circuit; closed when the store has no row for it. `lock` (PostgreSQL) holds its
+ * row until the caller's transaction ends, for a read that is then written.
+ */
+export async function selectEndpoint(db: StoreDb, key: string, lock = false): Promise<EndpointRecord> {
+  let query = db.selectFrom('endpoints').selectAll().where('key', '=', key);
+  if (lock) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
   if (row === undefined) {
     return { key, circuit_state: 'closed', consecutive_failures: 0, open_until: null, updated_at: null };
   }
