@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Contender, type Env, openSender, ourWorker } from './deliver-contenders.ts';
-import { inLanes, loadBacklog, openOutbox } from './deliver-outbox.ts';
+import { inLanes, loadBacklog, openOutbox, type Outbox } from './deliver-outbox.ts';
 import { monotonicMs, type Receiver } from './deliver-receiver.ts';
 
 /** Checks that the receiver got exactly the `n` whole callbacks of a run, and resets it. */
@@ -104,56 +104,67 @@ export interface Drain {
   /** Callbacks per second over the first 1 000 only (the start of the drain). */
   firstThousand: number;
   counted: number;
-  /** Seconds the bulk load of the backlog took (untimed). */
+}
+
+/** An outbox on SQLite holding a backlog of due callbacks, loaded while no worker ran. */
+export interface Backlog {
+  outbox: Outbox;
+  size: number;
+  /** Seconds the bulk load took (untimed). */
   loadSeconds: number;
 }
 
-/**
- * Ours on SQLite draining a backlog of `backlog` due callbacks loaded while no worker runs:
- * from the worker's start to its `counted`-th delivery (all of them, or a first stretch of a
- * backlog too large to drain within the run).
- */
-export async function drain(backlog: number, counted: number, env: Env, receiver: Receiver): Promise<Drain> {
+/** A fresh SQLite outbox with `size` due callbacks, bulk-loaded. */
+export async function loadedBacklog(size: number, env: Env): Promise<Backlog> {
   const outbox = await openOutbox('sqlite', env.jpeg);
   try {
     const loading = performance.now();
-    loadBacklog(outbox, backlog, env.origin, env.jpeg.length);
-    const loadSeconds = (performance.now() - loading) / 1000;
-    await receiver.take(false);
-    let delivered = 0;
-    let thousandAt = 0;
-    let failure: Error | undefined;
-    let reached: () => void = () => {};
-    const done = new Promise<void>((resolve) => (reached = resolve));
-    const { worker, sender } = ourWorker(outbox, env.concurrency, {
-      ok() {
-        delivered++;
-        if (delivered === Math.min(1000, counted)) thousandAt = performance.now();
-        if (delivered === counted) reached();
-      },
-      fail(error) {
-        failure ??= error;
-        reached();
-      },
-    });
-    const start = performance.now();
-    try {
-      await worker.start();
-      await done;
-      if (failure) throw failure;
-      const end = performance.now();
-      return {
-        rate: counted / ((end - start) / 1000),
-        firstThousand: Math.min(1000, counted) / ((thousandAt - start) / 1000),
-        counted,
-        loadSeconds,
-      };
-    } finally {
-      await worker.stop(0);
-      await sender.close();
-      await receiver.take(false);
-    }
-  } finally {
+    loadBacklog(outbox, size, env.origin, env.jpeg.length);
+    return { outbox, size, loadSeconds: (performance.now() - loading) / 1000 };
+  } catch (error) {
     await outbox.dispose();
+    throw error;
+  }
+}
+
+/**
+ * Ours on SQLite draining a backlog: a fresh worker is started and timed to its `counted`-th
+ * delivery (all of the backlog, or a stretch of one too large to drain within the run), then
+ * stopped. What it did not deliver stays due, so one large backlog serves several runs.
+ */
+export async function drain(backlog: Backlog, counted: number, env: Env, receiver: Receiver): Promise<Drain> {
+  await receiver.take(false);
+  let delivered = 0;
+  let thousandAt = 0;
+  let failure: Error | undefined;
+  let reached: () => void = () => {};
+  const done = new Promise<void>((resolve) => (reached = resolve));
+  const { worker, sender } = ourWorker(backlog.outbox, env.concurrency, {
+    ok() {
+      delivered++;
+      if (delivered === Math.min(1000, counted)) thousandAt = performance.now();
+      if (delivered === counted) reached();
+    },
+    fail(error) {
+      // Attempts cut short by the stop below are not the drain's failures.
+      if (delivered < counted) failure ??= error;
+      reached();
+    },
+  });
+  const start = performance.now();
+  try {
+    await worker.start();
+    await done;
+    if (failure) throw failure;
+    const end = performance.now();
+    return {
+      rate: counted / ((end - start) / 1000),
+      firstThousand: Math.min(1000, counted) / ((thousandAt - start) / 1000),
+      counted,
+    };
+  } finally {
+    await worker.stop(0);
+    await sender.close();
+    await receiver.take(false);
   }
 }
