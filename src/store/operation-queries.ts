@@ -168,6 +168,40 @@ function checkOutcome(outcome: OperationOutcome): void {
   }
 }
 
+/** What a finish binds: the outcome, checked, as the values of the operation's columns. */
+export function outcomeValues(outcome: OperationOutcome) {
+  checkOutcome(outcome);
+  const succeeded = outcome.state === 'succeeded';
+  return {
+    state: outcome.state,
+    resultKey: succeeded ? outcome.result.key : null,
+    mediaType: succeeded ? outcome.result.media_type : null,
+    bytes: succeeded ? outcome.result.bytes : null,
+    message: succeeded ? null : outcome.message,
+  };
+}
+
+/** The columns a finish sets, from `outcomeValues` and `now` (markers, when compiling). */
+export function finishedColumns(v: ReturnType<typeof outcomeValues> & { now: number }) {
+  return {
+    state: v.state as OperationState,
+    finished_at: v.now,
+    result_key: v.resultKey,
+    result_media_type: v.mediaType as MediaType | null,
+    result_bytes: v.bytes,
+    error_message: v.message,
+    lease_owner: null,
+    lease_expires_at: null,
+  };
+}
+
+/** A finish that found its operation finished already (or missing): the operation as it is. */
+export async function finishChangedNothing(db: StoreDb, idGen: string): Promise<FinishResult> {
+  const existing = await selectOperationRow(db, idGen);
+  if (existing === undefined) throw new StoreError('not_found', `no operation ${idGen}`);
+  return { operation: toOperationRecord(existing), changed: false };
+}
+
 /**
  * The outbox write: the operation's final state and its callback row, in the caller's
  * transaction, so that either both exist or neither does. The first finish wins; a second
@@ -180,8 +214,6 @@ export async function finishOperationRows(
   now: number,
   events: WorkEvent[],
 ): Promise<FinishResult> {
-  checkOutcome(outcome);
-  const succeeded = outcome.state === 'succeeded';
   // Run for every operation: built and compiled once, then only bound.
   const [row] = await runCompiled(
     trx,
@@ -189,34 +221,13 @@ export async function finishOperationRows(
     (v) =>
       trx
         .updateTable('operations')
-        .set({
-          state: v.state as OperationState,
-          finished_at: v.now,
-          result_key: v.resultKey,
-          result_media_type: v.mediaType as MediaType | null,
-          result_bytes: v.bytes,
-          error_message: v.message,
-          lease_owner: null,
-          lease_expires_at: null,
-        })
+        .set(finishedColumns(v))
         .where('id_gen', '=', v.idGen)
         .where('state', 'in', ['queued', 'running'])
         .returningAll(),
-    {
-      state: outcome.state,
-      now,
-      resultKey: succeeded ? outcome.result.key : null,
-      mediaType: succeeded ? outcome.result.media_type : null,
-      bytes: succeeded ? outcome.result.bytes : null,
-      message: succeeded ? null : outcome.message,
-      idGen,
-    },
+    { ...outcomeValues(outcome), now, idGen },
   );
-  if (row === undefined) {
-    const existing = await selectOperationRow(trx, idGen);
-    if (existing === undefined) throw new StoreError('not_found', `no operation ${idGen}`);
-    return { operation: toOperationRecord(existing), changed: false };
-  }
+  if (row === undefined) return finishChangedNothing(trx, idGen);
   await runCompiled(
     trx,
     'finish-operation:enqueue',

@@ -8,13 +8,14 @@ import {
 } from 'kysely';
 import { statementNameOf } from '../compiled-query.ts';
 import pg from 'pg';
-import type { StoreDb } from '../operation-queries.ts';
+import { checkIdGen, type StoreDb } from '../operation-queries.ts';
 import type { StoreSchema } from '../schema.ts';
 import { SqlStore, type StoreOptions } from '../sql-store.ts';
-import type { WorkEvent, WorkListener, WorkSubscription } from '../store.ts';
+import type { FinishResult, OperationOutcome, WorkEvent, WorkListener, WorkSubscription } from '../store.ts';
 import { StoreError } from '../store-error.ts';
 import { WorkSignal, warnListenerError } from '../work-signal.ts';
 import { encodeWorkEvent, NotificationListener } from './notification-listener.ts';
+import { finishOperationOnPostgres } from './postgres-finish.ts';
 
 export interface PostgresStoreOptions extends StoreOptions {
   /** `postgres://user@host:5432/db`. */
@@ -139,6 +140,11 @@ export class PostgresStore extends SqlStore {
 
   protected override migrationSchema(): string {
     return this.schema;
+  }
+
+  override finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult> {
+    checkIdGen(idGen);
+    return finishOperationOnPostgres(this.db, idGen, outcome, this.clock(), this.channel);
   }
 
   protected override async announceInTransaction(trx: StoreDb, events: readonly WorkEvent[]): Promise<void> {
