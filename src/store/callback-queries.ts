@@ -4,77 +4,41 @@
  * moved meanwhile is left alone and the caller learns so.
  */
 import { runCompiled } from './compiled-query.ts';
-import type { StoreDb } from './operation-queries.ts';
-import { RESPONSE_HEAD_CHARS, toCallbackRecord } from './records.ts';
+import type { Dialect, StoreDb } from './operation-queries.ts';
+import { moveOnQuery, moveOnValues, recordValues } from './attempt-values.ts';
+import { postgresRecordAttempt } from './postgres/postgres-record-attempt.ts';
+import { toCallbackRecord } from './records.ts';
 import { type CallbackState, FINAL_CALLBACK_STATES } from './schema.ts';
 import type { AttemptInput, CallbackRecord, NextCallbackState, ReleasedLeases, WorkEvent } from './store.ts';
 import { StoreError } from './store-error.ts';
 
-function checkNext(next: NextCallbackState): void {
-  switch (next?.state) {
-    case 'delivered':
-    case 'gone':
-    case 'dead':
-      return;
-    case 'retrying':
-      if (Number.isFinite(next.next_attempt_at)) return;
-      throw new StoreError('invalid_argument', 'retrying needs a next_attempt_at');
-    default:
-      throw new StoreError('invalid_argument', 'next state is delivered, gone, dead or retrying');
-  }
-}
-
-function errorOf(attempt: AttemptInput): string | null {
-  if (attempt.error !== null && attempt.error !== undefined) return attempt.error;
-  const code = attempt.status_code;
-  return code !== null && (code < 200 || code > 299) ? `HTTP ${code}` : null;
-}
-
 /**
  * Appends one attempt and moves the callback on, provided `workerId` still holds it: a worker
- * whose lease lapsed and was taken over must not overwrite the newer worker's progress.
+ * whose lease lapsed and was taken over must not overwrite the newer worker's progress. On
+ * PostgreSQL both writes are one statement (one round trip instead of two), which with
+ * `closeCircuit` (PostgreSQL only: the receiver answered) also closes the receiver's circuit.
  */
 export async function recordAttemptRows(
   trx: StoreDb,
+  dialect: Dialect,
   idGen: string,
   workerId: string,
   attempt: AttemptInput,
   next: NextCallbackState,
   now: number,
   events: WorkEvent[],
+  closeCircuit = false,
 ): Promise<CallbackRecord> {
-  checkNext(next);
-  const final = next.state !== 'retrying';
+  const values = recordValues(idGen, workerId, attempt, next, now);
   // Run for every attempt: built and compiled once, then only bound.
-  const [row] = await runCompiled(
-    trx,
-    'record-attempt:update',
-    (v) =>
-      trx
-        .updateTable('callbacks')
-        .set((eb) => ({
-          state: v.state as CallbackState,
-          next_attempt_at: v.nextAttemptAt,
-          attempt_count: eb('attempt_count', '+', 1),
-          round_attempt_count: eb('round_attempt_count', '+', 1),
-          lease_owner: null,
-          lease_expires_at: null,
-          finished_at: v.finishedAt,
-          last_error: v.lastError,
-        }))
-        .where('id_gen', '=', v.idGen)
-        .where('state', '=', 'delivering')
-        .where('lease_owner', '=', v.workerId)
-        .returningAll(),
-    {
-      state: next.state,
-      nextAttemptAt: next.state === 'retrying' ? next.next_attempt_at : null,
-      finishedAt: final ? now : null,
-      lastError: errorOf(attempt),
-      idGen,
-      workerId,
-    },
-  );
+  const [row] =
+    dialect === 'postgres'
+      ? await runCompiled(trx, 'record-attempt:postgres', (v) => postgresRecordAttempt(trx, v), {
+          ...values,
+          now,
+          closeCircuit: closeCircuit ? 1 : 0,
+        })
+      : await runCompiled(trx, 'record-attempt:update', (v) => moveOnQuery(trx, v), moveOnValues(values));
   if (row === undefined) {
     const current = await trx
       .selectFrom('callbacks')
@@ -87,17 +51,19 @@ export async function recordAttemptRows(
       `worker ${workerId} no longer holds callback ${idGen} (${current.state})`,
     );
   }
-  await runCompiled(trx, 'record-attempt:insert', (v) => trx.insertInto('attempts').values(v), {
-    id_gen: idGen,
-    seq: row.attempt_count,
-    round: row.round,
-    at: attempt.at,
-    duration_ms: Math.max(0, Math.round(attempt.duration_ms)),
-    status_code: attempt.status_code,
-    error: attempt.error,
-    response_head: attempt.response_head?.slice(0, RESPONSE_HEAD_CHARS) ?? null,
-    worker_id: workerId,
-  });
+  if (dialect === 'sqlite') {
+    await runCompiled(trx, 'record-attempt:insert', (v) => trx.insertInto('attempts').values(v), {
+      id_gen: idGen,
+      seq: row.attempt_count,
+      round: row.round,
+      at: values.at,
+      duration_ms: values.durationMs,
+      status_code: values.statusCode,
+      error: values.error,
+      response_head: values.responseHead,
+      worker_id: workerId,
+    });
+  }
   if (next.state === 'retrying' && next.next_attempt_at <= now)
     events.push({ kind: 'callback', id_gen: idGen });
   return toCallbackRecord(row);

@@ -27,8 +27,9 @@ const MAX_SCAN = 2000;
  * receiver's backlog does not crowd out the rest.
  *
  * On PostgreSQL the claim locks its window with SKIP LOCKED, so concurrent claimers split the
- * work instead of taking the same rows or queueing behind each other's locks. On SQLite a claim
- * holds the database's only write lock.
+ * work instead of taking the same rows or queueing behind each other's locks; it is one
+ * statement, which needs no transaction around it. On SQLite a claim holds the database's only
+ * write lock, for its several statements.
  */
 export async function claimCallbackRows(
   trx: StoreDb,
@@ -58,32 +59,35 @@ export async function claimCallbackRows(
 
   const capped = perEndpointLimit !== undefined;
   const expires = now + leaseMs;
-  // On PostgreSQL its SQL depends on whether there is a cap, nothing else: built and compiled
-  // once for each.
-  const rows =
-    dialect === 'sqlite'
-      ? await claimOnSqlite(trx, { now, expires, workerId, cap: perEndpointLimit, scan, limit })
-      : await runCompiled(
-          trx,
-          `claim:postgres:${capped ? 'capped' : 'uncapped'}`,
-          (v) => postgresClaim(trx, capped, v),
-          { now, expires, workerId, scan, depth, limit, ...(capped ? { cap: perEndpointLimit } : {}) },
-        );
-  if (rows.length === 0) return [];
-  // A receiver whose circuit let these through because its pause is over is being probed.
-  await halfOpenCircuits(trx, [...new Set(rows.map((r) => r.endpoint_key))], now);
-
-  const operations = await selectOperationRows(
-    trx,
-    dialect,
-    rows.map((r) => r.id_gen),
-  );
-  const byId = new Map(operations.map((o) => [o.id_gen, toOperationRecord(o)]));
-  return rows
-    .map((r) => ({ callback: toCallbackRecord(r), operation: byId.get(r.id_gen)! }))
-    .sort(
-      (a, b) =>
-        (a.callback.next_attempt_at ?? 0) - (b.callback.next_attempt_at ?? 0) ||
-        (a.callback.id_gen < b.callback.id_gen ? -1 : 1),
+  let claimed: ClaimedCallback[];
+  if (dialect === 'postgres') {
+    // Its SQL depends on whether there is a cap, nothing else: built and compiled once for each.
+    const rows = await runCompiled(
+      trx,
+      `claim:postgres:${capped ? 'capped' : 'uncapped'}`,
+      (v) => postgresClaim(trx, capped, v),
+      { now, expires, workerId, scan, depth, limit, ...(capped ? { cap: perEndpointLimit } : {}) },
     );
+    claimed = rows.map(({ operation, ...callback }) => ({
+      callback: toCallbackRecord(callback),
+      operation: toOperationRecord(operation),
+    }));
+  } else {
+    const rows = await claimOnSqlite(trx, { now, expires, workerId, cap: perEndpointLimit, scan, limit });
+    if (rows.length === 0) return [];
+    // A receiver whose circuit let these through because its pause is over is being probed.
+    await halfOpenCircuits(trx, [...new Set(rows.map((r) => r.endpoint_key))], now);
+    const operations = await selectOperationRows(
+      trx,
+      dialect,
+      rows.map((r) => r.id_gen),
+    );
+    const byId = new Map(operations.map((o) => [o.id_gen, toOperationRecord(o)]));
+    claimed = rows.map((r) => ({ callback: toCallbackRecord(r), operation: byId.get(r.id_gen)! }));
+  }
+  return claimed.sort(
+    (a, b) =>
+      (a.callback.next_attempt_at ?? 0) - (b.callback.next_attempt_at ?? 0) ||
+      (a.callback.id_gen < b.callback.id_gen ? -1 : 1),
+  );
 }

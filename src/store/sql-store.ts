@@ -5,7 +5,6 @@
  */
 import type { Kysely } from 'kysely';
 import { recordAttemptRows, redeliverRow, releaseLeaseRows } from './callback-queries.ts';
-import { applyCircuitOutcomes, type CircuitOutcome } from './circuit.ts';
 import { claimCallbackRows } from './claim-queries.ts';
 import { migrateToLatest } from './migrations.ts';
 import {
@@ -20,6 +19,7 @@ import {
 } from './operation-queries.ts';
 import { toAttemptRecord, toCallbackRecord, toOperationRecord } from './records.ts';
 import { selectOperationResource, selectOperationResources } from './resource-queries.ts';
+import { closesInRecord, settleRows } from './settle-queries.ts';
 import { selectEndpoint, selectNextDueAt, selectQueueDepth, upsertEndpoint } from './status-queries.ts';
 import type {
   ApiKeyRecord,
@@ -194,7 +194,13 @@ export abstract class SqlStore implements Store {
     checkWorker(workerId);
     checkDuration('leaseMs', options.leaseMs);
     const now = options.now ?? this.clock();
-    return this.write((trx) => claimCallbackRows(trx, this.dialect, workerId, { ...options, now }));
+    return this.#claim(workerId, { ...options, now });
+  }
+
+  /** A claim on its own: on PostgreSQL one statement, with no transaction (and its round trips) around it. */
+  #claim(workerId: string, options: Parameters<typeof claimCallbackRows>[3]): Promise<ClaimedCallback[]> {
+    if (this.dialect === 'postgres') return claimCallbackRows(this.db, this.dialect, workerId, options);
+    return this.write((trx) => claimCallbackRows(trx, this.dialect, workerId, options));
   }
 
   recordAttempt(
@@ -205,7 +211,7 @@ export abstract class SqlStore implements Store {
   ): Promise<CallbackRecord> {
     checkWorker(workerId);
     return this.write((trx, events) =>
-      recordAttemptRows(trx, idGen, workerId, attempt, next, this.clock(), events),
+      recordAttemptRows(trx, this.dialect, idGen, workerId, attempt, next, this.clock(), events),
     );
   }
 
@@ -216,35 +222,52 @@ export abstract class SqlStore implements Store {
   ): Promise<SettleResult> {
     checkWorker(workerId);
     if (options.claim) checkDuration('leaseMs', options.claim.leaseMs);
+    const claim = options.claim;
+    if (settlements.length === 0) {
+      // An idle worker's round after a wake-up: the claim alone.
+      if (!claim) return Promise.resolve({ settled: [], claimed: [] });
+      return this.#claim(workerId, { ...claim, now: claim.now ?? this.clock() }).then((claimed) => ({
+        settled: [],
+        claimed,
+      }));
+    }
+    if (settlements.length === 1 && closesInRecord(this.dialect, settlements)) {
+      return this.#settleOneAtOnce(workerId, settlements, options);
+    }
     return this.write(async (trx, events) => {
       const now = this.clock();
-      const settled: SettleResult['settled'] = [];
-      const circuits = new Map<string, CircuitOutcome[]>();
-      for (const { id_gen, attempt, next, circuit } of settlements) {
-        try {
-          const record = await recordAttemptRows(trx, id_gen, workerId, attempt, next, now, events);
-          settled.push(record);
-          if (circuit !== null) {
-            const list = circuits.get(record.endpoint_key) ?? [];
-            list.push(circuit);
-            circuits.set(record.endpoint_key, list);
-          }
-        } catch (error) {
-          // A refusal found by reading (no row changed), so the transaction goes on, on
-          // PostgreSQL too; anything else is a real failure of the whole settlement.
-          if (!(error instanceof StoreError)) throw error;
-          settled.push(error);
-        }
-      }
-      await applyCircuitOutcomes(trx, this.dialect, circuits, options.circuit, now);
-      const claimed = options.claim
-        ? await claimCallbackRows(trx, this.dialect, workerId, {
-            ...options.claim,
-            now: options.claim.now ?? now,
-          })
+      const settled = await settleRows(
+        trx,
+        this.dialect,
+        workerId,
+        settlements,
+        options.circuit,
+        now,
+        events,
+      );
+      const claimed = claim
+        ? await claimCallbackRows(trx, this.dialect, workerId, { ...claim, now: claim.now ?? now })
         : [];
       return { settled, claimed };
     });
+  }
+
+  /**
+   * One attempt whose record is one statement (PostgreSQL, no failure to fold), then the claim,
+   * each atomic alone: two round trips, where a transaction around them would add two more.
+   */
+  async #settleOneAtOnce(
+    workerId: string,
+    settlements: readonly Settlement[],
+    { circuit, claim }: SettleOptions,
+  ): Promise<SettleResult> {
+    const events: WorkEvent[] = [];
+    const now = this.clock();
+    const settled = await settleRows(this.db, this.dialect, workerId, settlements, circuit, now, events);
+    // Written already: what it made due is announced after it, as a commit would.
+    if (events.length > 0) await this.announceInTransaction(this.db, events);
+    const claimed = claim ? await this.#claim(workerId, { ...claim, now: claim.now ?? now }) : [];
+    return { settled, claimed };
   }
 
   releaseLeases(workerId: string): Promise<ReleasedLeases> {

@@ -116,7 +116,11 @@ export interface Settlement {
 
 export interface SettleOptions {
   circuit: CircuitPolicy;
-  /** Also claim due callbacks, in the same transaction, once the settlements are written. */
+  /**
+   * Also claim due callbacks once the settlements are written: in the same transaction, except
+   * on PostgreSQL for a lone settlement with no failure, whose one statement and the claim's are
+   * each atomic alone.
+   */
   claim?: ClaimCallbacksOptions;
 }
 
@@ -242,8 +246,10 @@ export interface Store {
   ): Promise<CallbackRecord>;
   /**
    * A worker's round trip: records finished attempts and their receivers' circuits, then claims
-   * (when asked) what is due, in one transaction. Each settlement is checked as
-   * `recordAttempt` checks it; one that fails is reported in its place and the rest go ahead.
+   * (when asked) what is due, in one transaction (see `SettleOptions.claim` for the exception).
+   * Each settlement is checked as `recordAttempt` checks it; one that fails is reported in its
+   * place and the rest go ahead. If the claim fails after a lone settlement was written, the
+   * call fails; settling it again then reports `lease_lost`.
    */
   settleCallbacks(
     workerId: string,

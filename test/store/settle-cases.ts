@@ -12,7 +12,7 @@ import {
   type Settlement,
   type Store,
 } from '../../src/store/index.ts';
-import { attempt, finishedOperations, LEASE, type SuiteContext, T0 } from './helpers.ts';
+import { attempt, finishedOperations, LEASE, recordWakeUps, type SuiteContext, T0 } from './helpers.ts';
 
 const POLICY: CircuitPolicy = { failureThreshold: 2, openMs: 1_000, maxOpenMs: 4_000 };
 
@@ -113,6 +113,81 @@ export function settleCases(t: SuiteContext): void {
     await claimAll(store, 'w1');
     await store.settleCallbacks('w1', [settlement(fresh!, 200, 'answered')], { circuit: POLICY });
     expect((await store.getEndpoint('fresh.example:443')).updated_at).toBeNull();
+  });
+
+  it('closes every receiver of a batch that only answered, each with its own attempt', async () => {
+    const { store } = t;
+    const [a1, a2] = await finishedOperations(store, 2, 'https://one.example/cb');
+    const [b1] = await finishedOperations(store, 1, 'https://two.example/cb');
+    await store.updateEndpoint('one.example:443', {
+      circuit_state: 'half_open',
+      consecutive_failures: 6,
+      open_until: null,
+    });
+    await store.updateEndpoint('two.example:443', {
+      circuit_state: 'closed',
+      consecutive_failures: 1,
+      open_until: null,
+    });
+    await claimAll(store, 'w1');
+    const result = await store.settleCallbacks(
+      'w1',
+      [settlement(a1!, 200, 'answered'), settlement(b1!, 201, 'answered'), settlement(a2!, 202, 'answered')],
+      { circuit: POLICY },
+    );
+    expect(result.settled.map((r) => !isStoreError(r) && r.state)).toEqual([
+      'delivered',
+      'delivered',
+      'delivered',
+    ]);
+    for (const key of ['one.example:443', 'two.example:443']) {
+      expect(await store.getEndpoint(key)).toMatchObject({
+        circuit_state: 'closed',
+        consecutive_failures: 0,
+      });
+    }
+    expect((await store.listAttempts(b1!)).map((a) => [a.seq, a.status_code, a.worker_id])).toEqual([
+      [1, 201, 'w1'],
+    ]);
+  });
+
+  it('refuses a lone settlement whose lease was lost, writing nothing, and still claims', async () => {
+    const { store } = t;
+    const [mine, theirs] = await finishedOperations(store, 2, 'https://lone.example/cb');
+    await store.updateEndpoint('lone.example:443', {
+      circuit_state: 'half_open',
+      consecutive_failures: 2,
+      open_until: null,
+    });
+    expect(await claimAll(store, 'w1', 1)).toEqual([mine]);
+    const result = await store.settleCallbacks('w2', [settlement(mine!, 200, 'answered')], {
+      circuit: POLICY,
+      claim: { limit: 5, leaseMs: LEASE },
+    });
+    expect(isStoreError(result.settled[0]) && result.settled[0].code).toBe('lease_lost');
+    expect(result.claimed.map((c) => c.callback.id_gen)).toEqual([theirs]);
+    expect(await store.listAttempts(mine!)).toEqual([]);
+    // The refused answer said nothing about the receiver.
+    expect(await store.getEndpoint('lone.example:443')).toMatchObject({ circuit_state: 'half_open' });
+  });
+
+  it('wakes workers on other clients for a retry that is due at once', async () => {
+    const { backend, clock, store } = t;
+    const [id] = await finishedOperations(store, 1, 'https://again.example/cb');
+    await claimAll(store, 'w1');
+    const listener = backend.open();
+    const wakeUps = recordWakeUps(listener);
+    await wakeUps.subscription.ready;
+    const retry: Settlement = {
+      ...settlement(id!, 503, 'answered'),
+      next: { state: 'retrying', next_attempt_at: clock.now },
+    };
+    await store.settleCallbacks('w1', [retry], { circuit: POLICY });
+    expect(await wakeUps.next((e) => e.kind === 'callback' && e.id_gen === id)).toEqual({
+      kind: 'callback',
+      id_gen: id,
+    });
+    wakeUps.subscription();
   });
 
   it('claims after settling, in one transaction: freed slots and new circuits count', async () => {

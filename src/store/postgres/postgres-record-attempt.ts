@@ -1,0 +1,63 @@
+/**
+ * Recording an attempt on PostgreSQL in one statement: the callback moved on (if its lease is
+ * still held), the attempt appended after it, and, for an attempt its receiver answered, the
+ * receiver's circuit closed: one round trip instead of three.
+ */
+import { sql } from 'kysely';
+import { moveOnQuery, type RecordValues } from '../attempt-values.ts';
+import type { StoreDb } from '../operation-queries.ts';
+
+/**
+ * The moved callback's row, or none when the lease was lost (and nothing is written). With
+ * `v.closeCircuit` 1, the receiver answered: its circuit is closed as `applyCircuitOutcomes`
+ * would close it, by an UPDATE that writes nothing when it is closed already.
+ */
+export function postgresRecordAttempt(db: StoreDb, v: RecordValues & { now: number; closeCircuit: number }) {
+  return (
+    db
+      .with('moved', () => moveOnQuery(db, v))
+      .with('closed', (db) =>
+        db
+          .updateTable('endpoints')
+          .set({ circuit_state: 'closed', consecutive_failures: 0, open_until: null, updated_at: v.now })
+          .where(sql<boolean>`${v.closeCircuit} = 1`)
+          .where('key', 'in', (eb) => eb.selectFrom('moved').select('moved.endpoint_key'))
+          .where((eb) => eb.or([eb('circuit_state', '!=', 'closed'), eb('consecutive_failures', '!=', 0)]))
+          .returning('key'),
+      )
+      // A data-modifying CTE runs whether or not anything reads it. The values of an
+      // INSERT … SELECT are not typed by their columns, hence the casts.
+      .with('logged', (db) =>
+        db
+          .insertInto('attempts')
+          .columns([
+            'id_gen',
+            'seq',
+            'round',
+            'at',
+            'duration_ms',
+            'status_code',
+            'error',
+            'response_head',
+            'worker_id',
+          ])
+          .expression((eb) =>
+            eb
+              .selectFrom('moved')
+              .select([
+                'moved.id_gen',
+                'moved.attempt_count',
+                'moved.round',
+                sql<number>`cast(${v.at} as bigint)`.as('at'),
+                sql<number>`cast(${v.durationMs} as integer)`.as('duration_ms'),
+                sql<number | null>`cast(${v.statusCode} as integer)`.as('status_code'),
+                sql<string | null>`cast(${v.error} as text)`.as('error'),
+                sql<string | null>`cast(${v.responseHead} as text)`.as('response_head'),
+                sql<string>`cast(${v.workerId} as text)`.as('worker_id'),
+              ]),
+          ),
+      )
+      .selectFrom('moved')
+      .selectAll('moved')
+  );
+}
