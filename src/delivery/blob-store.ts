@@ -9,13 +9,16 @@ const KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\.(?:jpg|mp4)$/;
 /** Files up to this size are read with blocking calls by default (see `blockingReadMaxBytes`). */
 export const DEFAULT_BLOCKING_READ_MAX_BYTES = 1024 * 1024;
 
+/** Where a file read whole goes: a buffer of exactly `size` bytes. */
+export type AllocateBuffer = (size: number) => Buffer;
+
 /** The whole file, read with blocking calls, or null when it is larger than `limit`. */
-function readNow(path: string, limit: number): Buffer | null {
+function readNow(path: string, limit: number, allocate: AllocateBuffer): Buffer | null {
   const fd = fs.openSync(path, 'r');
   try {
     const { size } = fs.fstatSync(fd);
     if (size > limit) return null;
-    const buffer = Buffer.allocUnsafe(size);
+    const buffer = allocate(size);
     let filled = 0;
     // A read may return less than asked before the end: go on until the end or full.
     while (filled < size) {
@@ -102,13 +105,19 @@ export class DirectoryBlobStore {
   /**
    * The whole file, or null when it is not kept (any longer). A file of `expectedBytes` (the
    * size the store recorded) up to `blockingReadMaxBytes` is read at once (see the option);
-   * one that turns out larger is read through the thread pool.
+   * one that turns out larger is read through the thread pool. A file read at once goes into
+   * a buffer from `allocate` (a fresh one by default).
    */
-  async read(key: string, expectedBytes?: number): Promise<Buffer | null> {
+  async read(
+    key: string,
+    expectedBytes?: number,
+    allocate: AllocateBuffer = Buffer.allocUnsafe,
+  ): Promise<Buffer | null> {
     const path = this.pathOf(key);
     try {
       const limit = this.#blockingReadMaxBytes;
-      const now = expectedBytes !== undefined && expectedBytes <= limit ? readNow(path, limit) : null;
+      const now =
+        expectedBytes !== undefined && expectedBytes <= limit ? readNow(path, limit, allocate) : null;
       return now ?? (await readFile(path));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;

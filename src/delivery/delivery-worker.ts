@@ -15,6 +15,7 @@ import {
 import type { DirectoryBlobStore } from './blob-store.ts';
 import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
 import { outgoingCallbackOf, resultFileOf } from './outgoing-callback.ts';
+import { ResultBuffers } from './result-buffers.ts';
 import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from './retry-policy.ts';
 
 const MIN_BLOCKED_POLL_MS = 50;
@@ -76,6 +77,8 @@ export class DeliveryWorker {
   readonly workerId: string;
   readonly #options: DeliveryWorkerOptions;
   readonly #inflight = new Set<Promise<void>>();
+  /** Result files sent from memory are read into these, reused per receiver. */
+  readonly #buffers = new ResultBuffers();
   /** Attempts that ended and are not written yet: the next round of the loop settles them. */
   #finished: Finished[] = [];
   #running = false;
@@ -322,7 +325,9 @@ export class DeliveryWorker {
     const { blobs, sender } = this.#options;
     let file: FileSource | null = null;
     if (operation.state === 'succeeded' && operation.result) {
-      file = await resultFileOf(blobs, operation.result);
+      file = await resultFileOf(blobs, operation.result, (size) =>
+        this.#buffers.take(callback.endpoint_key, size),
+      );
       if (file === null) {
         const attempt: AttemptResult = {
           at: new Date().toISOString(),
@@ -338,7 +343,12 @@ export class DeliveryWorker {
       }
     }
     const cancel = this.#cancel.signal;
-    const attempt = await sender.send(operation.webhook_url, outgoingCallbackOf(operation, file), cancel);
+    let attempt: AttemptResult;
+    try {
+      attempt = await sender.send(operation.webhook_url, outgoingCallbackOf(operation, file), cancel);
+    } finally {
+      if (file instanceof Uint8Array) this.#buffers.give(callback.endpoint_key, file);
+    }
     if (cancel.aborted && attempt.error?.startsWith(CANCELLED)) {
       // Ended by stop(), not by the receiver: no mark against it, and due again at once.
       this.#finish(callback, attempt, { state: 'retrying', next_attempt_at: Date.now() }, null);

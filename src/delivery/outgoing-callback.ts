@@ -4,7 +4,7 @@
  */
 import type { FileSource, OutgoingCallback } from '../protocol/index.ts';
 import type { OperationRecord, OperationResult } from '../store/index.ts';
-import type { DirectoryBlobStore } from './blob-store.ts';
+import type { AllocateBuffer, DirectoryBlobStore } from './blob-store.ts';
 
 /**
  * Results up to this size are read whole and sent from memory: one read, where streaming a
@@ -38,11 +38,15 @@ export function outgoingCallbackOf(operation: OperationRecord, file: FileSource 
   };
 }
 
-/** A result's bytes (up to 1 MiB) or its path (larger), or null when it is no longer kept. */
+/**
+ * A result's bytes (up to 1 MiB, in a buffer from `allocate` when read at once) or its path
+ * (larger), or null when it is no longer kept.
+ */
 export async function resultFileOf(
   blobs: DirectoryBlobStore,
   result: OperationResult,
+  allocate?: AllocateBuffer,
 ): Promise<FileSource | null> {
-  if (result.bytes <= IN_MEMORY_RESULT_BYTES) return blobs.read(result.key, result.bytes);
+  if (result.bytes <= IN_MEMORY_RESULT_BYTES) return blobs.read(result.key, result.bytes, allocate);
   return (await blobs.exists(result.key)) ? blobs.pathOf(result.key) : null;
 }

@@ -69,6 +69,27 @@ describe.each(backends)('delivery outcomes on $name', (kind) => {
     expect(f.unexpectedErrors()).toEqual([]);
   });
 
+  it('sends every result as it was kept while reusing the buffers it reads them into', async () => {
+    // Results of one size to one receiver, a few at a time: each read goes into a buffer an
+    // earlier send gave back.
+    const ids = await f.finishedMany(24, receiver.url, 'file');
+    await f.worker({ concurrency: 3, perEndpointLimit: 3 });
+    await waitForStates(f, ids, 'delivered');
+    const stored = new Map(
+      receiver.outcomes.flatMap((o) =>
+        o.verdict === 'accepted' && o.callback?.event === 'success'
+          ? [[o.callback.id_gen, o.callback.file.path]]
+          : [],
+      ),
+    );
+    for (const id of ids) {
+      const operation = await f.store.getOperationRecord(id);
+      const kept = readFileSync(f.blobs.pathOf(operation!.result!.key));
+      expect(readFileSync(stored.get(id)!).equals(kept)).toBe(true);
+    }
+    expect(f.unexpectedErrors()).toEqual([]);
+  });
+
   it('records the class of each failure without an answer: no answer in time, then a reset', async () => {
     receiver.script = (r) => (r.n === 1 ? 'hang' : r.n === 2 ? 'reset' : 'real');
     const id = await f.finished(receiver.url);
