@@ -3,7 +3,9 @@
  * transaction that records the attempts, so that two workers settling attempts of one receiver
  * at once cannot lose a failure between a read and a write.
  */
+import type { OperandValueExpressionOrList } from 'kysely';
 import type { Dialect, StoreDb } from './operation-queries.ts';
+import type { StoreSchema } from './schema.ts';
 import { selectEndpoint, upsertEndpoint } from './status-queries.ts';
 import type { EndpointUpdate } from './store.ts';
 
@@ -55,6 +57,31 @@ function same(a: EndpointUpdate, b: EndpointUpdate): boolean {
   );
 }
 
+/** Which receivers an UPDATE of circuits touches: keys, or a subquery of keys. */
+export type EndpointKeys = OperandValueExpressionOrList<StoreSchema, 'endpoints', 'key'>;
+
+/**
+ * Closes the circuits of `keys`, writing nothing for one closed already (the common case). On
+ * PostgreSQL it also runs inside a larger statement, as a CTE (`keys` then a subquery of it).
+ */
+export function closeCircuitsQuery(db: StoreDb, keys: EndpointKeys, now: number) {
+  return db
+    .updateTable('endpoints')
+    .set({ ...CLOSED, updated_at: now })
+    .where('key', 'in', keys)
+    .where((eb) => eb.or([eb('circuit_state', '!=', 'closed'), eb('consecutive_failures', '!=', 0)]));
+}
+
+/** Half-opens the circuits of `keys` whose pause is over at `now`. */
+export function halfOpenCircuitsQuery(db: StoreDb, keys: EndpointKeys, now: number) {
+  return db
+    .updateTable('endpoints')
+    .set({ circuit_state: 'half_open', updated_at: now })
+    .where('key', 'in', keys)
+    .where('circuit_state', '=', 'open')
+    .where('open_until', '<=', now);
+}
+
 /**
  * Applies attempts' outcomes, in order, to their receivers' circuits, in the caller's
  * transaction. A receiver that only answered is closed by one conditional UPDATE that
@@ -70,12 +97,7 @@ export async function applyCircuitOutcomes(
 ): Promise<void> {
   for (const [key, list] of outcomes) {
     if (!list.includes('failed')) {
-      await trx
-        .updateTable('endpoints')
-        .set({ ...CLOSED, updated_at: now })
-        .where('key', '=', key)
-        .where((eb) => eb.or([eb('circuit_state', '!=', 'closed'), eb('consecutive_failures', '!=', 0)]))
-        .execute();
+      await closeCircuitsQuery(trx, [key], now).execute();
       continue;
     }
     const current = await selectEndpoint(trx, key, dialect === 'postgres');
@@ -93,11 +115,5 @@ export async function applyCircuitOutcomes(
  */
 export async function halfOpenCircuits(trx: StoreDb, keys: readonly string[], now: number): Promise<void> {
   if (keys.length === 0) return;
-  await trx
-    .updateTable('endpoints')
-    .set({ circuit_state: 'half_open', updated_at: now })
-    .where('key', 'in', keys)
-    .where('circuit_state', '=', 'open')
-    .where('open_until', '<=', now)
-    .execute();
+  await halfOpenCircuitsQuery(trx, keys, now).execute();
 }

@@ -6,6 +6,7 @@
  * on a loaded server each round trip costs the worker's latency a fraction of a millisecond.
  */
 import { type QueryCreator, sql } from 'kysely';
+import { halfOpenCircuitsQuery } from '../circuit.ts';
 import { type ClaimTables, type DueState, dueList, dueWindow, isDue } from '../due-callbacks.ts';
 import type { StoreDb } from '../operation-queries.ts';
 import type { OperationRow } from '../records.ts';
@@ -147,13 +148,9 @@ export function postgresClaim(trx: StoreDb, capped: boolean, v: PostgresClaimVal
       // A receiver whose circuit let these through because its pause is over is being probed.
       // A data-modifying CTE runs whether or not anything reads it.
       .with('probed', (db) =>
-        db
-          .updateTable('endpoints')
-          .set({ circuit_state: 'half_open', updated_at: v.now })
-          .where('key', 'in', (eb) => eb.selectFrom('claimed').select('claimed.endpoint_key'))
-          .where('circuit_state', '=', 'open')
-          .where('open_until', '<=', v.now)
-          .returning('key'),
+        halfOpenCircuitsQuery(trx, db.selectFrom('claimed').select('claimed.endpoint_key'), v.now).returning(
+          'key',
+        ),
       )
       .selectFrom('claimed')
       .innerJoin('operations as o', 'o.id_gen', 'claimed.id_gen')

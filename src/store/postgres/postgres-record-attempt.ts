@@ -5,24 +5,24 @@
  */
 import { sql } from 'kysely';
 import { moveOnQuery, type RecordValues } from '../attempt-values.ts';
+import { closeCircuitsQuery } from '../circuit.ts';
 import type { StoreDb } from '../operation-queries.ts';
 
 /**
  * The moved callback's row, or none when the lease was lost (and nothing is written). With
- * `v.closeCircuit` 1, the receiver answered: its circuit is closed as `applyCircuitOutcomes`
- * would close it, by an UPDATE that writes nothing when it is closed already.
+ * `v.closeCircuit` 1, the receiver answered: its circuit is closed by the UPDATE
+ * `applyCircuitOutcomes` runs, which writes nothing when it is closed already.
  */
-export function postgresRecordAttempt(db: StoreDb, v: RecordValues & { now: number; closeCircuit: number }) {
+export function postgresRecordAttempt(
+  outer: StoreDb,
+  v: RecordValues & { now: number; closeCircuit: number },
+) {
   return (
-    db
-      .with('moved', () => moveOnQuery(db, v))
+    outer
+      .with('moved', () => moveOnQuery(outer, v))
       .with('closed', (db) =>
-        db
-          .updateTable('endpoints')
-          .set({ circuit_state: 'closed', consecutive_failures: 0, open_until: null, updated_at: v.now })
+        closeCircuitsQuery(outer, db.selectFrom('moved').select('moved.endpoint_key'), v.now)
           .where(sql<boolean>`${v.closeCircuit} = 1`)
-          .where('key', 'in', (eb) => eb.selectFrom('moved').select('moved.endpoint_key'))
-          .where((eb) => eb.or([eb('circuit_state', '!=', 'closed'), eb('consecutive_failures', '!=', 0)]))
           .returning('key'),
       )
       // A data-modifying CTE runs whether or not anything reads it. The values of an
