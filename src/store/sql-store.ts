@@ -223,15 +223,8 @@ export abstract class SqlStore implements Store {
     checkWorker(workerId);
     if (options.claim) checkDuration('leaseMs', options.claim.leaseMs);
     const claim = options.claim;
-    if (settlements.length === 0) {
-      // An idle worker's round after a wake-up: the claim alone.
-      if (!claim) return Promise.resolve({ settled: [], claimed: [] });
-      return this.#claim(workerId, { ...claim, now: claim.now ?? this.clock() }).then((claimed) => ({
-        settled: [],
-        claimed,
-      }));
-    }
-    if (settlements.length === 1 && closesInRecord(this.dialect, settlements)) {
+    // An idle worker's round after a wake-up (the claim alone), or one attempt to record.
+    if (settlements.length <= 1 && closesInRecord(this.dialect, settlements)) {
       return this.#settleOneAtOnce(workerId, settlements, options);
     }
     return this.write(async (trx, events) => {
@@ -253,8 +246,9 @@ export abstract class SqlStore implements Store {
   }
 
   /**
-   * One attempt whose record is one statement (PostgreSQL, no failure to fold), then the claim,
-   * each atomic alone: two round trips, where a transaction around them would add two more.
+   * At most one attempt, whose record is one statement (PostgreSQL, no failure to fold), then
+   * the claim, each atomic alone: two round trips, where a transaction around them would add
+   * two more.
    */
   async #settleOneAtOnce(
     workerId: string,
