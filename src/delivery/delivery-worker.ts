@@ -16,6 +16,7 @@ import type { DirectoryBlobStore } from './blob-store.ts';
 import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
 import { outgoingCallbackOf, resultFileOf } from './outgoing-callback.ts';
 import { ResultBuffers } from './result-buffers.ts';
+import { wakeableDelay } from './wakeable-delay.ts';
 import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from './retry-policy.ts';
 
 const MIN_BLOCKED_POLL_MS = 50;
@@ -288,14 +289,7 @@ export class DeliveryWorker {
   /** Waits `ms`, or less when poked. */
   async #pause(ms: number): Promise<void> {
     if (this.#poked || !this.#running) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.#wake = done;
-    });
+    await wakeableDelay(ms, (wake) => (this.#wake = wake));
     this.#wake = null;
   }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DirectoryBlobStore } from '../delivery/index.ts';
+import { wakeableDelay } from '../delivery/wakeable-delay.ts';
 import type { OperationRecord, Store } from '../store/index.ts';
 import type { Generator } from './generators/index.ts';
 
@@ -101,14 +102,7 @@ export class GenerationWorker {
   async #sleep(): Promise<void> {
     const next = await this.#options.store.nextDueAt('operation').catch(() => null);
     const delay = next === null ? 60_000 : Math.max(50, Math.min(60_000, next - Date.now()));
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, delay);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.#wake = done;
-    });
+    await wakeableDelay(delay, (wake) => (this.#wake = wake));
     this.#wake = null;
   }
 
