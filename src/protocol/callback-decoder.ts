@@ -24,6 +24,11 @@ export interface DecodeOptions<S extends FileSink = FileSink> {
   hash?: boolean;
   /** Makes the sink that receives the result file's bytes; by default they are dropped. */
   sink?: FileSinkFactory<S>;
+  /**
+   * The whole body's length, when known (`Content-Length`): the file is no larger, so a small
+   * one is hashed as it arrives, and a large one on the hashing thread from its first byte.
+   */
+  bodyBytes?: number;
 }
 
 interface TextPart {
@@ -195,7 +200,7 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
         filename,
         declaredType: contentType,
         bytes: 0,
-        hash: this.#options.hash === false ? null : new FileDigest(),
+        hash: this.#options.hash === false ? null : new FileDigest({ maxBytes: this.#options.bodyBytes }),
         head: [],
         mediaType: null,
         sink: null,

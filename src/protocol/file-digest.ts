@@ -3,7 +3,7 @@
  * place at the end; a large one is hashed on a thread, in 1 MiB batches, while the event loop
  * goes on receiving: on a 256 MiB upload, hashing took as much of the loop as all the rest.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 
 /** Files up to this size are hashed in place; the thread's round trip would cost more. */
@@ -84,16 +84,27 @@ class Sha256Thread {
   }
 }
 
+export interface FileDigestOptions {
+  /**
+   * The most bytes the file can have, when known. A file known to be small is hashed as it is
+   * fed, with no copy; one that may be large goes to the thread from its first byte. Unknown,
+   * the first MiB is copied and kept until it is clear which of the two the file is.
+   */
+  maxBytes?: number;
+}
+
 /**
- * SHA-256 of bytes fed in order. `update` copies what it is given (the caller's buffers may be
- * reused); `backlog` tells when the thread has fallen behind, so that the feeder waits.
+ * SHA-256 of bytes fed in order. `update` does not keep what it is given (the caller's buffers
+ * may be reused); `backlog` tells when the thread has fallen behind, so that the feeder waits.
  *
  * @example
- * const digest = new FileDigest();
+ * const digest = new FileDigest({ maxBytes: Number(req.headers['content-length']) });
  * for await (const chunk of file) { digest.update(chunk); await digest.backlog(); }
  * const hex = await digest.digest();
  */
 export class FileDigest {
+  /** The in-place hash of a file known to be small. */
+  #inPlace: Hash | null = null;
   /** Copies of the bytes while the file is small enough to be hashed in place. */
   #small: Buffer[] | null = [];
   #smallBytes = 0;
@@ -109,8 +120,21 @@ export class FileDigest {
   #failure: Error | null = null;
   #waiting: (() => void) | null = null;
 
+  constructor(options: FileDigestOptions = {}) {
+    const { maxBytes } = options;
+    if (maxBytes === undefined || !Number.isFinite(maxBytes) || maxBytes < 0) return;
+    // Copying a small file to hash it at the end doubles the buffers every callback allocates,
+    // which is what makes V8 run full collections under load.
+    if (maxBytes <= IN_PLACE_BYTES) this.#inPlace = createHash('sha256');
+    else this.#startThread();
+  }
+
   update(chunk: Uint8Array): void {
     if (this.#failure) throw this.#failure;
+    if (this.#inPlace) {
+      this.#inPlace.update(chunk);
+      return;
+    }
     if (this.#small) {
       if (this.#smallBytes + chunk.length <= IN_PLACE_BYTES) {
         this.#small.push(Buffer.from(chunk));
@@ -142,6 +166,11 @@ export class FileDigest {
   /** The digest, in lower-case hex, of everything fed. Feed nothing more afterwards. */
   digest(): Promise<string> {
     if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#inPlace) {
+      const hex = this.#inPlace.digest('hex');
+      this.#inPlace = null;
+      return Promise.resolve(hex);
+    }
     if (this.#small) {
       const hash = createHash('sha256');
       for (const chunk of this.#small) hash.update(chunk);
@@ -155,6 +184,7 @@ export class FileDigest {
   /** Gives up: the thread drops what it was given of this file. */
   abort(): void {
     this.#small = null;
+    this.#inPlace = null;
     this.#failure ??= new Error('the digest was abandoned');
     if (this.#job !== null) Sha256Thread.get().drop(this.#job);
     this.#wake();

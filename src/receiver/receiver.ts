@@ -157,6 +157,11 @@ async function feed(
   }
 }
 
+/** A `Content-Length` as a number, or undefined when absent or not a plain decimal. */
+function declaredBytes(header: string | undefined): number | undefined {
+  return header !== undefined && /^\d{1,15}$/.test(header) ? Number(header) : undefined;
+}
+
 function tooLarge(maxBodyBytes: number): ProtocolError {
   return new ProtocolError('body_too_large', `the body is larger than ${maxBodyBytes} bytes`);
 }
@@ -238,13 +243,15 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
         sinks.push(disk);
         return disk;
       });
+    const body = request.body;
     const decoder = new CallbackDecoder(request.header('content-type'), {
       limits,
       family: options.family,
       sink,
+      bodyBytes: body instanceof Uint8Array ? body.length : declaredBytes(declared),
     });
     try {
-      await feed(request.body, decoder, verifier, maxBodyBytes);
+      await feed(body, decoder, verifier, maxBodyBytes);
       const callback = await decoder.end();
       if (verifier) {
         verifier.verify();

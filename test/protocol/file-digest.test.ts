@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { FileDigest } from '../../src/protocol/file-digest.ts';
+import { FileDigest, type FileDigestOptions } from '../../src/protocol/file-digest.ts';
 
 const MiB = 1024 * 1024;
 
@@ -19,8 +19,13 @@ function sha256(bytes: Uint8Array): string {
 }
 
 /** Feeds `bytes` in chunks of random sizes up to `maxChunk`, waiting when asked to. */
-async function digestOf(bytes: Buffer, maxChunk: number, seed: number): Promise<string> {
-  const digest = new FileDigest();
+async function digestOf(
+  bytes: Buffer,
+  maxChunk: number,
+  seed: number,
+  options?: FileDigestOptions,
+): Promise<string> {
+  const digest = new FileDigest(options);
   let state = seed;
   for (let at = 0; at < bytes.length;) {
     state = (state * 1103515245 + 12345) % 2 ** 31;
@@ -48,10 +53,27 @@ describe('FileDigest', () => {
     },
   );
 
-  it('copies what it is given: the caller may reuse its buffer at once', async () => {
-    for (const size of [4_096, 2 * MiB]) {
+  it.each([0, 65_536, MiB, MiB + 1, 3 * MiB + 17])(
+    'gives the same SHA-256 of %i bytes when told the most the file can have, or told wrongly',
+    async (size) => {
+      const bytes = randomBytes(size);
+      // The body's length bounds the file: in place up to 1 MiB, on the thread beyond. A hint
+      // smaller than the file (a caller's mistake) or one that is no size still hashes it right.
+      for (const maxBytes of [size, size + 500, 100, MiB + 100, Number.NaN, -1]) {
+        expect(await digestOf(bytes, 64 * 1024, 4, { maxBytes })).toBe(sha256(bytes));
+      }
+    },
+  );
+
+  it('keeps nothing it is given: the caller may reuse its buffer at once', async () => {
+    for (const [size, maxBytes] of [
+      [4_096, undefined],
+      [2 * MiB, undefined],
+      [4_096, 5 * 4_096],
+      [2 * MiB, 10 * MiB],
+    ] as const) {
       const expected = createHash('sha256');
-      const digest = new FileDigest();
+      const digest = new FileDigest({ maxBytes });
       const buffer = Buffer.alloc(size);
       for (let i = 0; i < 5; i++) {
         buffer.fill(i + 1);
@@ -75,11 +97,13 @@ describe('FileDigest', () => {
   });
 
   it('drops an abandoned file: its digest is refused, and others go on', async () => {
-    const abandoned = new FileDigest();
-    abandoned.update(randomBytes(3 * MiB));
-    abandoned.abort();
-    await expect(abandoned.digest()).rejects.toThrow(/abandoned/);
-    expect(() => abandoned.update(Buffer.from('more'))).toThrow(/abandoned/);
+    for (const maxBytes of [undefined, 100 * MiB, 4 * MiB, MiB]) {
+      const abandoned = new FileDigest({ maxBytes });
+      abandoned.update(randomBytes(3 * MiB));
+      abandoned.abort();
+      await expect(abandoned.digest()).rejects.toThrow(/abandoned/);
+      expect(() => abandoned.update(Buffer.from('more'))).toThrow(/abandoned/);
+    }
     const bytes = randomBytes(2 * MiB);
     expect(await digestOf(bytes, MiB, 9)).toBe(sha256(bytes));
   });
