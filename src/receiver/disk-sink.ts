@@ -13,6 +13,14 @@ const BATCH_BYTES = 2 * 1024 * 1024;
  */
 const WRITEBACK_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Temporary names: a random prefix drawn once per process and a counter. Unique within the
+ * process, unguessable from outside it, and one random draw (about 10 µs here) fewer per file;
+ * the exclusive open (`wx`) still refuses a name that exists.
+ */
+const TEMP_PREFIX = `.incoming-${randomBytes(9).toString('base64url')}`;
+let tempCounter = 0;
+
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 }
@@ -93,7 +101,7 @@ export class DiskSink implements FileSink {
   #gone = false;
 
   constructor(directory: string) {
-    this.tempPath = join(directory, `.incoming-${randomBytes(12).toString('hex')}.part`);
+    this.tempPath = join(directory, `${TEMP_PREFIX}-${(tempCounter++).toString(36)}.part`);
   }
 
   /** Bytes given to `write` so far, whether or not they have reached the file yet. */

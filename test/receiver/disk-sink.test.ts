@@ -42,6 +42,12 @@ describe('DiskSink', () => {
     expect(sha256(readFileSync(join(dir, 'op-1.jpg')))).toBe(sha256(bytes));
   });
 
+  it('writes to a hidden temporary file of its own, never under a name it was given', () => {
+    const names = Array.from({ length: 1_000 }, () => new DiskSink(dir).tempPath);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) expect(name).toMatch(/^.+\/\.incoming-[\w-]+\.part$/);
+  });
+
   it('creates missing directories, for the temporary file and for the final one', async () => {
     const sink = new DiskSink(join(dir, 'in', 'coming'));
     await writeAll(sink, Buffer.from('bytes'), 5);
