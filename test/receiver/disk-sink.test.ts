@@ -29,7 +29,7 @@ describe('DiskSink', () => {
     ['empty', 0, 1],
     ['small, in one piece', 66_123, 66_123],
     ['small, in odd pieces', 66_123, 1_000],
-    // Past the 2 MiB batches and the 32 MiB between background flushes to the disk.
+    // Past the 2 MiB batches and the 16 MiB between background flushes to the disk.
     ['large', 70 * MiB + 3, 64 * 1024],
   ])('stores a %s file whole under its final name and nothing else', async (_label, size, chunk) => {
     const bytes = randomBytes(size);
