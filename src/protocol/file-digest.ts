@@ -1,7 +1,8 @@
 /**
  * The SHA-256 of a result file as it streams through the decoder. Small files are hashed in
- * place at the end; a large one is hashed on a thread, in 1 MiB batches, while the event loop
- * goes on receiving: on a 256 MiB upload, hashing took as much of the loop as all the rest.
+ * place (as they arrive when known to be small, else at the end); a large one is hashed on a
+ * thread, in 1 MiB batches, while the event loop goes on receiving: on a 256 MiB upload,
+ * hashing took as much of the loop as all the rest.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';

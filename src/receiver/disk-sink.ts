@@ -92,11 +92,11 @@ export class DiskSink implements FileSink {
   #inflight: Promise<void> | null = null;
   /** The background fdatasync, if one runs; its failure fails the sink like a write's. */
   #writeback: Promise<void> | null = null;
-  #writtenAtWriteback = 0;
+  /** Bytes written since the last background fdatasync started. */
+  #unflushed = 0;
   #failure: unknown = null;
   /** Bytes on their way to the file or in it: what `write` was given. */
   #received = 0;
-  #written = 0;
   #closed = false;
   #finalPath: string | null = null;
   #gone = false;
@@ -152,9 +152,9 @@ export class DiskSink implements FileSink {
         done += bytesWritten;
         if (done < size) pending = [Buffer.concat(pending).subarray(bytesWritten)];
       }
-      this.#written += size;
-      if (this.#written - this.#writtenAtWriteback >= WRITEBACK_BYTES && !this.#writeback) {
-        this.#writtenAtWriteback = this.#written;
+      this.#unflushed += size;
+      if (this.#unflushed >= WRITEBACK_BYTES && !this.#writeback) {
+        this.#unflushed = 0;
         this.#writeback = handle.datasync().then(
           () => {
             this.#writeback = null;
