@@ -1,6 +1,6 @@
 /**
- * Valid callbacks through every adapter: the four shapes and an MP4, sent by undici, fetch and
- * curl; files stored where the handler is told; receipts; duplicates, sequential and concurrent.
+ * Valid callbacks through every adapter: the four shapes and an MP4, sent by undici, fetch,
+ * curl and Python requests; files stored where the handler is told; receipts; duplicates, sequential and concurrent.
  */
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -105,6 +105,34 @@ async function curlForm(url: string, fields: [string, string][]): Promise<Answer
   return { status: Number(stdout.slice(newline + 1)), body: JSON.parse(stdout.slice(0, newline)) };
 }
 
+/**
+ * Python's `requests` as a client posts form fields first and files after, and gives a file passed
+ * without a media type no `Content-Type` at all: the receiver decides by the bytes.
+ */
+const PYTHON_CLIENT = `
+import json, sys, requests
+url, jpeg_path, success_id, error_id = sys.argv[1:5]
+answers = []
+with open(jpeg_path, 'rb') as jpeg:
+    r = requests.post(url, timeout=10,
+        data={'status': 'success', 'id_gen': success_id, 'time_gen': '2026-11-24T10:00:00Z'},
+        files={'result_pv': ('shot.jpg', jpeg)})
+    answers.append({'status': r.status_code, 'body': r.json()})
+r = requests.post(url, timeout=10, files=[('status', (None, 'error')), ('id_gen', (None, error_id)),
+    ('time_gen', (None, '1700000000')), ('img_message', (None, 'prompt refus\u00e9'))])
+answers.append({'status': r.status_code, 'body': r.json()})
+print(json.dumps(answers))
+`;
+
+/** Whether python3 with \`requests\` is on this machine; said on the console when it is not. */
+const pythonRequests = await run('python3', ['-c', 'import requests']).then(
+  () => true,
+  () => {
+    console.warn('shapes: SKIPPING the Python requests client (python3 or requests missing)');
+    return false;
+  },
+);
+
 describe.each(ADAPTERS)('$name', (adapter) => {
   it.each(SHAPES)('accepts $label: 200, handler once, file and receipt', async (shape) => {
     const harness = await startReceiver(adapter);
@@ -149,6 +177,34 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     ]);
     expectOk(failed, errorId, false);
     expect(harness.errors[0]).toMatchObject({ family: 'B', id_gen: errorId, message: 'prompt rejected' });
+  });
+
+  it.runIf(pythonRequests)('accepts callbacks sent with Python requests', async () => {
+    const harness = await startReceiver(adapter);
+    const dir = await tempDir();
+    const jpeg = jpegBytes(7000);
+    await writeFile(join(dir, 'shot.jpg'), jpeg);
+    const [id, errorId] = [newId('py'), newId('py')];
+    const { stdout } = await run('python3', [
+      '-c',
+      PYTHON_CLIENT,
+      harness.url,
+      join(dir, 'shot.jpg'),
+      id,
+      errorId,
+    ]);
+    const [success, failed] = JSON.parse(stdout) as Answer[];
+    expectOk(success!, id, false);
+    expect(harness.successes[0]?.file).toMatchObject({
+      filename: 'shot.jpg',
+      declaredType: null,
+      mediaType: 'image/jpeg',
+      bytes: 7000,
+      sha256: sha256(jpeg),
+    });
+    await expectFile(join(harness.out, `${id}.jpg`), jpeg);
+    expectOk(failed!, errorId, false);
+    expect(harness.errors[0]).toMatchObject({ family: 'B', id_gen: errorId, message: 'prompt refusé' });
   });
 
   it('accepts a chunked upload of a 3 MiB file in small pieces', async () => {
