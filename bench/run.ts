@@ -2,7 +2,7 @@
  * The benchmark runner: `npm run bench [-- --quick] [-- --suite NAME[,NAME]]`.
  * Runs the selected suites, prints one table per suite and writes bench/results.json.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import {
@@ -32,6 +32,7 @@ async function main(argv: string[]): Promise<void> {
     options: {
       quick: { type: 'boolean', default: false },
       markdown: { type: 'boolean', default: false },
+      render: { type: 'string' },
       suite: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -41,10 +42,12 @@ async function main(argv: string[]): Promise<void> {
       `usage: npm run bench -- [--quick] [--suite ${Object.keys(SUITES).join('|')}]…\n` +
         '  --quick   smaller bodies and fewer runs (well under 2 minutes)\n' +
         '  --suite   run only these suites (repeatable, or comma-separated); default: all\n' +
-        '  --markdown  also print each table as Markdown (for docs/benchmarks.md)\n',
+        '  --markdown  also print each table as Markdown (for docs/benchmarks.md)\n' +
+        '  --render FILE  print a saved results.json as Markdown tables and targets; runs nothing\n',
     );
     return;
   }
+  if (values.render !== undefined) return renderSaved(values.render);
   const names = (values.suite ?? Object.keys(SUITES)).flatMap((s) => s.split(',')).filter(Boolean);
   for (const name of names) {
     if (!SUITES[name]) throw new Error(`unknown suite ${name}; known: ${Object.keys(SUITES).join(', ')}`);
@@ -119,6 +122,31 @@ async function main(argv: string[]): Promise<void> {
   await writeFile(RESULTS, `${JSON.stringify(report, null, 2)}\n`);
   print(`\nload average (1 min) at end: ${loadAtEnd}`);
   print(`wrote bench/results.json; total ${total.toFixed(0)} s`);
+}
+
+/** The Markdown tables and targets of a run saved by this runner, for the docs after the fact. */
+async function renderSaved(path: string): Promise<void> {
+  const saved = JSON.parse(await readFile(path, 'utf8')) as {
+    date: string;
+    seconds: number;
+    suites: (Omit<SuiteResult, 'measures'> & {
+      name: string;
+      measures: (Omit<Measure, 'peers'> & { peers: Record<string, { value: number | null }> })[];
+    })[];
+  };
+  print(`results of ${saved.date} (${saved.seconds} s)`);
+  for (const suite of saved.suites) {
+    const measures = suite.measures.map((m) => ({
+      ...m,
+      floor: m.floor ?? undefined,
+      peers: Object.fromEntries(Object.entries(m.peers).map(([peer, { value }]) => [peer, value])),
+    }));
+    print(`\n**${suite.name}**\n\n${renderMarkdown({ ...suite, measures })}\n`);
+    for (const check of suite.checks) {
+      const verdict = check.pass === null ? 'N/A' : check.pass ? 'PASS' : '**BELOW**';
+      print(`| ${suite.name}: ${check.label} | ${check.value} ${verdict} |`);
+    }
+  }
 }
 
 /** Inside a child process: run the suite's child entry and print its result as one JSON line. */
