@@ -11,7 +11,7 @@ import {
 import { ProtocolError } from './errors.ts';
 import { FileDigest } from './file-digest.ts';
 import { discardSink, type FileSink, type FileSinkFactory } from './file-sink.ts';
-import { boundaryOf, decodeExtendedValue, parseHeaderValue } from './header-value.ts';
+import { boundaryOf, filenameOf, parseHeaderValue } from './header-value.ts';
 import { SNIFF_BYTES, sniffMediaType } from './media-sniff.ts';
 import { MultipartParser } from './multipart-parser.ts';
 
@@ -386,17 +386,6 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
 
 function malformed(message: string): ProtocolError {
   return new ProtocolError('malformed_multipart', message);
-}
-
-function filenameOf(params: Map<string, string>): string | undefined {
-  const extended = params.get('filename*');
-  if (extended !== undefined) {
-    const decoded = decodeExtendedValue(extended);
-    if (decoded !== undefined) return decoded;
-  }
-  // A filename* this decoder cannot read (unknown charset, bad escapes) still marks a file part;
-  // without a plain filename to fall back on, its raw text is kept (filenames are informative).
-  return params.get('filename') ?? extended;
 }
 
 /**

@@ -90,6 +90,21 @@ export function parseHeaderValue(input: string): HeaderValue | string {
   return { value, params };
 }
 
+/**
+ * The filename of a Content-Disposition's parameters: `filename*` (RFC 8187) when readable,
+ * else `filename`. Undefined when neither is there, i.e. the part is not a file.
+ */
+export function filenameOf(params: Map<string, string>): string | undefined {
+  const extended = params.get('filename*');
+  if (extended !== undefined) {
+    const decoded = decodeExtendedValue(extended);
+    if (decoded !== undefined) return decoded;
+  }
+  // A filename* this decoder cannot read (unknown charset, bad escapes) still marks a file part;
+  // without a plain filename to fall back on, its raw text is kept (filenames are informative).
+  return params.get('filename') ?? extended;
+}
+
 /** Decodes an RFC 8187 extended value (`UTF-8''na%C3%AFve.jpg`), or undefined when malformed. */
 export function decodeExtendedValue(raw: string): string | undefined {
   const match = /^([A-Za-z0-9!#$%&+\-^_`{}~]+)'[A-Za-z0-9-]*'(.*)$/.exec(raw);

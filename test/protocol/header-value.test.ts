@@ -1,6 +1,11 @@
 /** Structured header values (RFC 9110 parameters, RFC 8187 extended values) and the boundary. */
 import { describe, expect, it } from 'vitest';
-import { boundaryOf, decodeExtendedValue, parseHeaderValue } from '../../src/protocol/header-value.ts';
+import {
+  boundaryOf,
+  decodeExtendedValue,
+  filenameOf,
+  parseHeaderValue,
+} from '../../src/protocol/header-value.ts';
 
 describe('boundaryOf', () => {
   it.each([
@@ -108,5 +113,31 @@ describe('decodeExtendedValue (RFC 8187)', () => {
     "UTF-8'abc",
   ])('%j → undefined', (raw) => {
     expect(decodeExtendedValue(raw)).toBeUndefined();
+  });
+});
+
+describe('filenameOf', () => {
+  it.each([
+    { params: [['name', 'result_pv']], filename: undefined },
+    { params: [['filename', 'a.jpg']], filename: 'a.jpg' },
+    { params: [['filename', '']], filename: '' },
+    { params: [['filename*', "UTF-8''na%C3%AFve.jpg"]], filename: 'naïve.jpg' },
+    {
+      params: [
+        ['filename', 'plain.jpg'],
+        ['filename*', "UTF-8''na%C3%AFve.jpg"],
+      ],
+      filename: 'naïve.jpg',
+    },
+    {
+      params: [
+        ['filename', 'plain.jpg'],
+        ['filename*', "x-unknown''abc"],
+      ],
+      filename: 'plain.jpg',
+    },
+    { params: [['filename*', "x-unknown''abc"]], filename: "x-unknown''abc" },
+  ])('$params → $filename', ({ params, filename }) => {
+    expect(filenameOf(new Map(params as [string, string][]))).toBe(filename);
   });
 });
