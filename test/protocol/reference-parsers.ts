@@ -1,10 +1,12 @@
 /**
- * Two independent multipart parsers (busboy and @fastify/busboy) reduced to one plain view,
- * so a body can be read three ways and the readings compared.
+ * Independent multipart parsers (busboy, @fastify/busboy, and werkzeug in Python) reduced to one
+ * plain view, so a body can be read several ways and the readings compared.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Busboy as FastifyBusboy } from '@fastify/busboy';
 import busboy from 'busboy';
-import type { Decoded } from './decode-harness.ts';
+import { type Decoded, decodeWhole } from './decode-harness.ts';
 
 /** What a form-data body says: text fields and files by part name. */
 export interface FormView {
@@ -98,4 +100,46 @@ export function viewOf(callback: Decoded): FormView {
     view.files[part] = { filename, mimeType: declaredType, content };
   }
   return view;
+}
+
+/** Our decoder's reading of a body that must be valid. */
+export async function ourView(contentType: string, body: Buffer): Promise<FormView> {
+  const outcome = await decodeWhole(contentType, body);
+  if (!outcome.ok) throw new Error(`our decoder rejected a valid body: ${outcome.code}`);
+  return viewOf(outcome.callback);
+}
+
+/** Parsers default a missing part Content-Type differently; only a declared one is compared. */
+export function withoutUndeclaredTypes(reference: FormView, ours: FormView): FormView {
+  const files = Object.fromEntries(
+    Object.entries(reference.files).map(([name, file]) => [
+      name,
+      ours.files[name]?.mimeType === null ? { ...file, mimeType: null } : file,
+    ]),
+  );
+  return { ...reference, files };
+}
+
+const WERKZEUG_SCRIPT = fileURLToPath(new URL('./fixtures/werkzeug-view.py', import.meta.url));
+
+/** Whether python3 with werkzeug (Flask's parser) is on this machine. */
+export function werkzeugAvailable(): boolean {
+  return spawnSync('python3', ['-c', 'import werkzeug.formparser'], { stdio: 'ignore' }).status === 0;
+}
+
+export type WerkzeugReading = { ok: true; view: FormView } | { ok: false; error: string };
+
+/**
+ * Reads bodies with werkzeug, the parser a Flask receiver uses, in one python3 process for the
+ * whole list (starting Python per body would dominate the test's time).
+ */
+export function parseWithWerkzeug(
+  bodies: readonly { contentType: string; body: Buffer }[],
+): WerkzeugReading[] {
+  const input = JSON.stringify(
+    bodies.map((b) => ({ contentType: b.contentType, body: b.body.toString('base64') })),
+  );
+  const run = spawnSync('python3', [WERKZEUG_SCRIPT], { input, maxBuffer: 256 * 1024 * 1024 });
+  if (run.status !== 0) throw new Error(`werkzeug-view.py failed (${run.status}): ${run.stderr.toString()}`);
+  return JSON.parse(run.stdout.toString()) as WerkzeugReading[];
 }

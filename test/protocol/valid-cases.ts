@@ -28,6 +28,8 @@ export interface ValidCase {
   options?: HarnessOptions;
   /** Why busboy reads this body differently, when it does; such cases skip the comparison. */
   busboyDiffers?: string;
+  /** Why werkzeug (Flask's parser) reads this body differently, when it does. */
+  werkzeugDiffers?: string;
 }
 
 const fields = { ...SAMPLE_FIELDS };
@@ -129,6 +131,8 @@ export const VALID_CASES: ValidCase[] = [
     contentType: `Multipart/Form-Data ;  Boundary=${B} ; charset=utf-8`,
     body: rawBody(B, errorParts('B', 'y')),
     expected: failure('B', 'y'),
+    werkzeugDiffers:
+      'werkzeug compares the media type case-sensitively (RFC 2045: it is not) and reads no part',
   },
   {
     name: 'header names and disposition in any case',
@@ -228,6 +232,7 @@ export const VALID_CASES: ValidCase[] = [
     ]),
     expected: success('A', JPEG, 'image/jpeg', null, "x-unknown''r.jpg"),
     busboyDiffers: 'busboy drops a part whose filename* is in a charset it cannot decode',
+    werkzeugDiffers: 'werkzeug drops an unknown charset and keeps the rest of a filename* as the name',
   },
   {
     name: 'no CRLF after the close delimiter (valid at the end of the body)',
