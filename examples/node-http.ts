@@ -7,7 +7,7 @@
  * WEBHOOK_SECRET may list several secrets separated by spaces, for a rotation. HOST=0.0.0.0
  * accepts callbacks from other machines.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { createReceiver, nodeHandler, type Receiver } from '../src/receiver/index.ts';
@@ -36,13 +36,15 @@ export function createApp(options: ExampleOptions = {}): { server: Server; recei
     onError: (callback) => log(`${callback.id_gen}: failed: ${callback.message}`),
   });
   const handle = nodeHandler(receiver);
-  const server = createServer((req, res) => {
-    if (req.method === 'POST' && req.url === '/callbacks') {
-      void handle(req, res);
-      return;
-    }
+  const notFound = (res: ServerResponse) =>
     res.writeHead(404, { 'content-type': 'text/plain' }).end('POST callbacks to /callbacks\n');
-  });
+  const isCallback = (req: IncomingMessage) => req.method === 'POST' && req.url === '/callbacks';
+  const server = createServer((req, res) => (isCallback(req) ? void handle(req, res) : notFound(res)));
+  // A sender that asks `Expect: 100-continue` (curl, for large files) learns of a refusal
+  // (too large, unsigned) before it uploads the file.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) =>
+    isCallback(req) ? void handle.checkContinue(req, res) : notFound(res),
+  );
   return { server, receiver };
 }
 

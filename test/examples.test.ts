@@ -2,19 +2,23 @@
  * Every example in examples/ receives a real callback: built in-process on port 0, and run as a
  * program the way the README says (PORT=0, the URL read from stderr).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { serve } from '@hono/node-server';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import * as expressExample from '../examples/express.ts';
 import * as fastifyExample from '../examples/fastify.ts';
 import * as honoExample from '../examples/hono.ts';
 import * as nodeExample from '../examples/node-http.ts';
-import { expectFile, newSecret, send, tempDir, type Wire, wire } from './receiver/helpers.ts';
+import { expectFile, jpegBytes, newSecret, send, tempDir, type Wire, wire } from './receiver/helpers.ts';
+
+const run = promisify(execFile);
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -55,6 +59,21 @@ describe('examples built in-process', () => {
     expect(lines).toEqual([expect.stringContaining(`${callback.id}: image/jpeg`)]);
     const other = await fetch(url.replace('/callbacks', '/'));
     expect(other.status).toBe(404);
+
+    // curl asks Expect: 100-continue for a file over 1 MiB: answered Continue, then stored.
+    const file = join(out, 'upload.jpg');
+    const jpeg = jpegBytes(2 * 1024 * 1024);
+    await writeFile(file, jpeg);
+    const fields = ['status=success', 'id_gen=curl-large', 'time_gen=1700000000', `result_pv=@${file}`];
+    const { stdout, stderr } = await run('/usr/bin/curl', [
+      ...['--silent', '--show-error', '--verbose', '--noproxy', '*', '--max-time', '10'],
+      ...['-H', 'Expect: 100-continue'],
+      ...fields.flatMap((field) => ['-F', field]),
+      url,
+    ]);
+    expect(stderr).toContain('HTTP/1.1 100 Continue');
+    expect(JSON.parse(stdout)).toEqual({ received: true, id_gen: 'curl-large', duplicate: false });
+    await expectFile(join(out, 'curl-large.jpg'), jpeg);
   });
 
   it('express, with a secret', async () => {

@@ -5,7 +5,12 @@
 export { expressHandler } from './adapters/express.ts';
 export { type FastifyReceiverOptions, fastifyReceiver } from './adapters/fastify.ts';
 export { honoHandler } from './adapters/hono.ts';
-export { type NodeHandlerOptions, nodeHandler, sendNodeResponse } from './adapters/node-http.ts';
+export {
+  type NodeHandler,
+  type NodeHandlerOptions,
+  nodeHandler,
+  sendNodeResponse,
+} from './adapters/node-http.ts';
 export { webHandler } from './adapters/web.ts';
 export { DiskSink } from './disk-sink.ts';
 export { MemoryReceiptStore, type Receipt, type ReceiptStore } from './receipt-store.ts';

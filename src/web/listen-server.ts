@@ -68,11 +68,19 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
     );
   }
 
-  const server = createServer((req, res) => {
-    route(req, res).catch((error: unknown) => {
+  const answer = (res: ServerResponse, routing: Promise<void>) => {
+    routing.catch((error: unknown) => {
       if (!res.headersSent) send(res, 500, 'text/plain', String(error));
       else res.destroy();
     });
+  };
+  const server = createServer((req, res) => answer(res, route(req, res)));
+  // A callback refused on its headers (too large, not multipart, unsigned) is answered before
+  // a sender that asked `Expect: 100-continue` (curl, for files over 1 MiB) uploads its file.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'POST') return answer(res, receive.checkContinue(req, res));
+    res.writeContinue();
+    answer(res, route(req, res));
   });
   // A large upload may take long; the receiver's idle timeout guards against stalls instead.
   server.requestTimeout = 0;

@@ -1,7 +1,8 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BodySigner, encodeCallback, type OutgoingCallback } from '../../src/protocol/index.ts';
@@ -71,6 +72,7 @@ async function post(url: string, callback: OutgoingCallback, secret?: string) {
   return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown> };
 }
 
+const run = promisify(execFile);
 const common = { status: 'success', time_gen: '2026-11-22T10:00:00.000Z' };
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -215,6 +217,39 @@ describe('mediahook listen', () => {
     expect((await post(listener.url, callback, SECRET)).status).toBe(200);
     const records = (await listener.waitForLines(2)).map((line) => JSON.parse(line));
     expect(records.map((record) => record.event)).toEqual(['rejected', 'error']);
+  });
+
+  it('answers a refused upload whose sender asks Expect: 100-continue before it is sent (curl)', async () => {
+    listener = await startListen(['--out', out, '--json', '--secret', SECRET]);
+    const file = join(out, 'clip.mp4');
+    await writeFile(file, mp4Bytes(2 * 1024 * 1024));
+    // curl asks Expect: 100-continue for bodies over 1 MiB; unsigned, this one is refused.
+    const { stdout, stderr } = await run('/usr/bin/curl', [
+      '--silent',
+      '--show-error',
+      '--verbose',
+      '--noproxy',
+      '*',
+      '--max-time',
+      '10',
+      '-H',
+      'Expect: 100-continue',
+      '-F',
+      'status=success',
+      '-F',
+      'id_gen=curl-expect',
+      '-F',
+      'time_gen=1700000000',
+      '-F',
+      `result_pv=@${file};type=video/mp4`,
+      listener.url,
+    ]);
+    expect(stderr).toContain('Expect: 100-continue');
+    expect(stderr).not.toContain('HTTP/1.1 100 Continue');
+    expect(stderr).toContain('HTTP/1.1 500');
+    expect(JSON.parse(stdout)).toMatchObject({ error: { code: 'bad_signature' } });
+    const [record] = (await listener.waitForLines(1)).map((line) => JSON.parse(line));
+    expect(record).toMatchObject({ event: 'rejected', code: 'bad_signature' });
   });
 
   it('applies --max-file-size and leaves nothing behind', async () => {

@@ -79,19 +79,39 @@ function lingerOnClose(req: IncomingMessage): void {
   drop();
 }
 
+/** A `(req, res)` handler, with a second entry for requests that ask `Expect: 100-continue`. */
+export type NodeHandler = ((req: IncomingMessage, res: ServerResponse) => Promise<void>) & {
+  /**
+   * For `server.on('checkContinue', …)`: the same handler, but `100 Continue` is sent only
+   * once the request's headers pass (size, Content-Type, signature headers), so the sender of
+   * a refused callback gets its 500 before it uploads the file. Without this listener Node
+   * answers `100 Continue` to every request before any handler sees it.
+   */
+  checkContinue: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+};
+
+/** The live body, with `100 Continue` sent when the receiver starts to read it. */
+function continuingOnRead(req: IncomingMessage, res: ServerResponse): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]() {
+      if (!res.headersSent) res.writeContinue();
+      return req[Symbol.asyncIterator]();
+    },
+  };
+}
+
 /**
  * A `(req, res)` handler for `node:http` (and Express, Connect and anything else built on it).
  *
  * @example
  * import http from 'node:http';
- * http.createServer(nodeHandler(createReceiver({ out: './callbacks' }))).listen(9000);
+ * const handler = nodeHandler(createReceiver({ out: './callbacks' }));
+ * const server = http.createServer(handler).listen(9000);
+ * server.on('checkContinue', handler.checkContinue); // optional: refuse before the upload
  */
-export function nodeHandler(
-  receiver: Receiver,
-  options: NodeHandlerOptions = {},
-): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}): NodeHandler {
   const idle = options.idleTimeoutMs ?? 30_000;
-  return async (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, continueOnRead: boolean) => {
     if (idle > 0 && !req.complete) {
       req.setTimeout(idle, () => {
         req.destroy(new ReceiverError('timeout', `the request body sent nothing for ${idle} ms`));
@@ -107,7 +127,11 @@ export function nodeHandler(
       sendNodeResponse(res, await receiver.handle({ header: () => undefined, body: null, failure: error }));
       return;
     }
+    if (continueOnRead && body === req) body = continuingOnRead(req, res);
     const response = await receiver.handle({ header: (name) => headerOf(req, name), body });
     sendNodeResponse(res, response);
   };
+  return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(req, res, false), {
+    checkContinue: (req: IncomingMessage, res: ServerResponse) => handle(req, res, true),
+  });
 }

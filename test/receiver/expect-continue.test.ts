@@ -1,0 +1,152 @@
+/**
+ * `Expect: 100-continue` through `nodeHandler(…).checkContinue`: a sender that asks first gets
+ * `100 Continue` only for a callback whose headers pass, and its 500 before it uploads otherwise.
+ * Spoken over a raw socket, so the test sees exactly what the server sends and when.
+ */
+import { createServer } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import {
+  createReceiver,
+  MemoryReceiptStore,
+  nodeHandler,
+  type ReceiverOptions,
+} from '../../src/receiver/index.ts';
+import { listen } from './adapters.ts';
+import { expectFile, newSecret, storedFiles, tempDir, type Wire, wire } from './helpers.ts';
+
+async function startServer(options: Partial<ReceiverOptions> = {}) {
+  const out = await tempDir();
+  const receiver = createReceiver({ out, store: new MemoryReceiptStore(), ...options });
+  const handler = nodeHandler(receiver);
+  const server = createServer(handler);
+  server.on('checkContinue', handler.checkContinue);
+  const running = await listen(server);
+  return { out, port: running.port, close: running.close };
+}
+
+/** Everything the socket receives, as it comes. */
+function reader(socket: Socket) {
+  let text = '';
+  const waiters: (() => void)[] = [];
+  socket.on('data', (data: Buffer) => {
+    text += data.toString('latin1');
+    for (const wake of waiters.splice(0)) wake();
+  });
+  socket.on('close', () => {
+    for (const wake of waiters.splice(0)) wake();
+  });
+  return {
+    text: () => text,
+    async until(check: (text: string) => boolean, timeoutMs = 5_000): Promise<string> {
+      const deadline = Date.now() + timeoutMs;
+      while (!check(text)) {
+        if (socket.destroyed || Date.now() > deadline)
+          throw new Error(`gave up waiting; got ${JSON.stringify(text)}`);
+        await new Promise<void>((wake) => {
+          waiters.push(wake);
+          setTimeout(wake, 50);
+        });
+      }
+      return text;
+    },
+  };
+}
+
+/** Sends a request head that asks `Expect: 100-continue`, and nothing of the body yet. */
+function askFirst(port: number, callback: Wire, headers: Record<string, string> = {}) {
+  const socket = connect(port, '127.0.0.1');
+  const head = {
+    ...callback.headers,
+    'content-length': String(callback.body.length),
+    expect: '100-continue',
+    ...headers,
+  };
+  const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}`);
+  socket.write(`POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines.join('\r\n')}\r\n\r\n`);
+  return { socket, received: reader(socket) };
+}
+
+function finalAnswer(text: string): { status: number; body: unknown } | null {
+  const start = text.search(/HTTP\/1\.1 [2-5]\d\d/);
+  if (start < 0) return null;
+  const rest = text.slice(start);
+  const length = /content-length: (\d+)/i.exec(rest);
+  const bodyAt = rest.indexOf('\r\n\r\n');
+  if (!length || bodyAt < 0 || rest.length < bodyAt + 4 + Number(length[1])) return null;
+  return {
+    status: Number(rest.slice(9, 12)),
+    body: JSON.parse(rest.slice(bodyAt + 4, bodyAt + 4 + Number(length[1]))),
+  };
+}
+
+interface Refusal {
+  refusal: string;
+  options: Partial<ReceiverOptions>;
+  headers: Record<string, string>;
+  code: string;
+}
+
+describe('Expect: 100-continue', () => {
+  it('answers 100 Continue for a callback whose headers pass, then takes it', async () => {
+    const server = await startServer();
+    try {
+      const callback = await wire();
+      const { socket, received } = askFirst(server.port, callback);
+      await received.until((text) => text.includes('\r\n\r\n'));
+      expect(received.text()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      socket.write(callback.body);
+      const answer = finalAnswer(await received.until((text) => finalAnswer(text) !== null));
+      expect(answer).toEqual({
+        status: 200,
+        body: { received: true, id_gen: callback.id, duplicate: false },
+      });
+      await expectFile(`${server.out}/${callback.id}.jpg`, callback.file);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each<Refusal>([
+    {
+      refusal: 'a Content-Length over the limit',
+      options: { maxBodyBytes: 1_000 },
+      headers: {},
+      code: 'body_too_large',
+    },
+    {
+      refusal: 'a body that is not multipart',
+      options: {},
+      headers: { 'content-type': 'application/json' },
+      code: 'not_multipart',
+    },
+    {
+      refusal: 'no signature where one is required',
+      options: { secret: newSecret() },
+      headers: {},
+      code: 'bad_signature',
+    },
+  ])(
+    'refuses $refusal with a 500 before the upload, without 100 Continue',
+    async ({ options, headers, code }) => {
+      const server = await startServer(options);
+      try {
+        const callback = await wire({
+          file: Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), Buffer.alloc(8_000)]),
+        });
+        const { socket, received } = askFirst(server.port, callback, headers);
+        const text = await received.until((seen) => finalAnswer(seen) !== null);
+        socket.destroy();
+        expect(text).not.toContain('100 Continue');
+        expect(finalAnswer(text)).toEqual({
+          status: 500,
+          body: { error: { code, message: expect.any(String) } },
+        });
+        expect(text.toLowerCase()).toContain('connection: close');
+        expect(await storedFiles(server.out)).toEqual([]);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+});
