@@ -10,7 +10,13 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
-import { createReceiver, MemoryReceiptStore, nodeHandler } from '../src/receiver/index.ts';
+import {
+  createReceiver,
+  MemoryReceiptStore,
+  nodeHandler,
+  type Receipt,
+  type ReceiptStore,
+} from '../src/receiver/index.ts';
 import { fullGc, peakRssMiB, resetPeakRss, rssMiB } from './harness.ts';
 import { answer, counts, listen, sendJson, track, work } from './receive-common.ts';
 import { serveCommands } from './receive-proc.ts';
@@ -50,11 +56,37 @@ export interface ServerCounts {
 /** The longest a server lives: a forgotten one must not outlive the benchmark by much. */
 const LIFETIME_MS = 20 * 60_000;
 
+/**
+ * Receipts in memory for one run: `clean` empties the out directory, and these receipts go with
+ * the files they name. Kept across runs, tens of thousands of them would be ours' alone to carry
+ * (no peer keeps a record), and every full garbage collection would mark them again.
+ */
+class RunReceipts implements ReceiptStore {
+  #receipts = new MemoryReceiptStore();
+  get(idGen: string) {
+    return this.#receipts.get(idGen);
+  }
+  add(receipt: Receipt) {
+    return this.#receipts.add(receipt);
+  }
+  list(options?: { limit?: number }) {
+    return this.#receipts.list(options);
+  }
+  close() {
+    return this.#receipts.close();
+  }
+  forget(): void {
+    this.#receipts = new MemoryReceiptStore();
+  }
+}
+
+const runReceipts = new RunReceipts();
+
 /** Ours: node:http + nodeHandler + createReceiver, receipts in memory, files in `out`. */
 async function ours(out: string): Promise<number> {
   const receiver = createReceiver({
     out,
-    store: new MemoryReceiptStore(),
+    store: runReceipts,
     onSuccess: (callback) => {
       counts.stored++;
       counts.storedBytes += callback.file.bytes;
@@ -133,6 +165,7 @@ async function clean(out: string): Promise<ServerCounts> {
   }
   await rm(out, { recursive: true, force: true });
   await mkdir(out, { recursive: true });
+  runReceipts.forget();
   const result: ServerCounts = { ...counts, files, fileBytes, partial, cpuMicros: cpu.user + cpu.system };
   Object.assign(counts, { ok: 0, failed: 0, stored: 0, storedBytes: 0, receivedBytes: 0 });
   cpuSince = process.cpuUsage();
