@@ -2,7 +2,13 @@ import { isProtocolError } from '../protocol/index.ts';
 
 /** Error codes of a receiver beyond those of the protocol. */
 export type ReceiverErrorCode =
-  'handler_failed' | 'body_consumed' | 'aborted' | 'timeout' | 'storage_failed' | 'internal_error';
+  | 'handler_failed'
+  | 'body_consumed'
+  | 'unsupported_encoding'
+  | 'aborted'
+  | 'timeout'
+  | 'storage_failed'
+  | 'internal_error';
 
 /** A receiver's own failure, with a stable code. */
 export class ReceiverError extends Error {

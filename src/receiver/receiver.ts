@@ -123,6 +123,20 @@ export function fileNameFor(idGen: string): string {
   return `_${createHash('sha256').update(idGen, 'utf8').digest('hex')}`;
 }
 
+/**
+ * A compressed body is refused by name: its bytes are not the multipart body (nor what a
+ * signature covers), and the decoder would only report a missing delimiter.
+ */
+function checkContentEncoding(encoding: string | undefined): void {
+  if (encoding === undefined) return;
+  const codings = encoding.split(',').map((coding) => coding.trim().toLowerCase());
+  if (codings.every((coding) => coding === 'identity' || coding === '')) return;
+  throw new ReceiverError(
+    'unsupported_encoding',
+    `the body has Content-Encoding ${encoding}; a callback is accepted only as the multipart bytes themselves`,
+  );
+}
+
 /** Reads the body into the decoder (and the verifier), bounded in size. */
 async function feed(
   body: ReceiverRequest['body'],
@@ -218,6 +232,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   const inflight = new Map<string, Promise<unknown>>();
 
   async function decode(request: ReceiverRequest, sinks: DiskSink[]) {
+    checkContentEncoding(request.header('content-encoding'));
     const declared = request.header('content-length');
     // Also a hint for hashing: one that is no size (NaN) counts as unknown there.
     const declaredBytes = declared === undefined ? undefined : Number(declared);

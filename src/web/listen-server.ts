@@ -60,12 +60,16 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
     if (req.method === 'GET' && path.startsWith('/files/')) {
       return sendFile(res, receiver.out, decodeURIComponent(path.slice('/files/'.length)));
     }
-    return send(
-      res,
-      404,
-      'application/json',
-      JSON.stringify({ error: { code: 'not_found', message: path } }),
-    );
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD, POST');
+      return send(
+        res,
+        405,
+        'application/json',
+        errorJson('method_not_allowed', `callbacks are POSTed, not ${req.method}`),
+      );
+    }
+    return send(res, 404, 'application/json', errorJson('not_found', `no page at ${path}`));
   }
 
   const answer = (res: ServerResponse, routing: Promise<void>) => {
@@ -98,6 +102,10 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
       await receiver.close();
     },
   };
+}
+
+function errorJson(code: string, message: string): string {
+  return JSON.stringify({ error: { code, message } });
 }
 
 function publicOutcome(outcome: ReceiverOutcome) {
@@ -141,22 +149,12 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
 async function sendFile(res: ServerResponse, directory: string, name: string): Promise<void> {
   // Only names the receiver itself gives: no separators, no dot-dot, a known extension.
   if (!FILE_NAME.test(name) || name.includes('..')) {
-    return send(
-      res,
-      404,
-      'application/json',
-      JSON.stringify({ error: { code: 'not_found', message: name } }),
-    );
+    return send(res, 404, 'application/json', errorJson('not_found', `no file ${name}`));
   }
   const path = join(directory, name);
   const info = await stat(path).catch(() => null);
   if (!info?.isFile()) {
-    return send(
-      res,
-      404,
-      'application/json',
-      JSON.stringify({ error: { code: 'not_found', message: name } }),
-    );
+    return send(res, 404, 'application/json', errorJson('not_found', `no file ${name}`));
   }
   res.writeHead(200, {
     'content-type': name.endsWith('.mp4') ? 'video/mp4' : 'image/jpeg',

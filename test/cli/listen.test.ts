@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BodySigner, encodeCallback, type OutgoingCallback } from '../../src/protocol/index.ts';
@@ -250,6 +251,36 @@ describe('mediahook listen', () => {
     expect(JSON.parse(stdout)).toMatchObject({ error: { code: 'bad_signature' } });
     const [record] = (await listener.waitForLines(1)).map((line) => JSON.parse(line));
     expect(record).toMatchObject({ event: 'rejected', code: 'bad_signature' });
+  });
+
+  it('answers other methods 405 and unknown pages 404, and refuses a compressed callback by name', async () => {
+    listener = await startListen(['--out', out, '--json']);
+    const put = await request(listener.url, { method: 'PUT', body: 'x' });
+    expect(put.statusCode).toBe(405);
+    expect(put.headers.allow).toBe('GET, HEAD, POST');
+    expect(await put.body.json()).toMatchObject({ error: { code: 'method_not_allowed' } });
+    const missing = await request(new URL('/nowhere', listener.url), { method: 'GET' });
+    expect(missing.statusCode).toBe(404);
+    expect(await missing.body.json()).toMatchObject({ error: { code: 'not_found' } });
+
+    const encoded = await encodeCallback({
+      ...common,
+      family: 'A',
+      event: 'error',
+      id_gen: 'gz',
+      message: 'x',
+    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of encoded.body()) chunks.push(chunk);
+    const gzipped = await request(listener.url, {
+      method: 'POST',
+      body: gzipSync(Buffer.concat(chunks)),
+      headers: { 'content-type': encoded.contentType, 'content-encoding': 'gzip' },
+    });
+    expect(gzipped.statusCode).toBe(500);
+    expect(await gzipped.body.json()).toMatchObject({ error: { code: 'unsupported_encoding' } });
+    const [record] = (await listener.waitForLines(1)).map((line) => JSON.parse(line));
+    expect(record).toMatchObject({ event: 'rejected', code: 'unsupported_encoding' });
   });
 
   it('applies --max-file-size and leaves nothing behind', async () => {

@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { expressHandler, nodeHandler, type Receiver } from '../../src/receiver/index.ts';
@@ -111,6 +112,22 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     );
     expectRejected(answer, 'body_too_large');
     await expectNothingKept(harness);
+  });
+
+  it('answers unsupported_encoding to a compressed body, and takes Content-Encoding: identity', async () => {
+    const harness = await startReceiver(adapter);
+    const callback = await wire();
+    const compressed = await post(harness.url, gzipSync(callback.body), {
+      ...callback.headers,
+      'content-encoding': 'gzip',
+    });
+    expectRejected(compressed, 'unsupported_encoding');
+    await expectNothingKept(harness);
+    const plain = await post(harness.url, callback.body, {
+      ...callback.headers,
+      'content-encoding': 'identity',
+    });
+    expect(plain.status).toBe(200);
   });
 
   it('honours a smaller text limit', async () => {
