@@ -24,6 +24,7 @@ Options:
   --max-text-size SIZE  largest text part (default 64KiB)
   --max-header-size SIZE  largest part header block (default 16KiB)
   --idle-timeout DUR    fail an upload that sends nothing for this long (default 30s)
+  --min-upload-rate SIZE  fail an upload slower than SIZE a second over 30s (default 1KiB; 0: off)
   --tolerance DUR       signature timestamp tolerance (default 5m)
 `;
 
@@ -52,6 +53,7 @@ export const listenCommand: Command = {
       'max-text-size': { type: 'string' },
       'max-header-size': { type: 'string' },
       'idle-timeout': { type: 'string' },
+      'min-upload-rate': { type: 'string' },
       tolerance: { type: 'string' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
@@ -76,6 +78,10 @@ export const listenCommand: Command = {
       family: values.family as Family | undefined,
       limits: Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined)),
       idleTimeoutMs: durationFlag('--idle-timeout', values['idle-timeout'], 30_000),
+      minBytesPerSecond:
+        values['min-upload-rate']?.trim() === '0'
+          ? 0
+          : sizeFlag('--min-upload-rate', values['min-upload-rate']),
       toleranceSeconds: durationFlag('--tolerance', values.tolerance, 300_000, { min: 1000 }) / 1000,
       onOutcome(outcome) {
         io.stdout.write(`${json ? JSON.stringify(listenRecordOf(outcome)) : listenLineOf(outcome)}\n`);

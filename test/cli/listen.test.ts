@@ -254,7 +254,7 @@ describe('mediahook listen', () => {
   });
 
   it('answers other methods 405 and unknown pages 404, and refuses a compressed callback by name', async () => {
-    listener = await startListen(['--out', out, '--json']);
+    listener = await startListen(['--out', out, '--json', '--min-upload-rate', '0']);
     const put = await request(listener.url, { method: 'PUT', body: 'x' });
     expect(put.statusCode).toBe(405);
     expect(put.headers.allow).toBe('GET, HEAD, POST');
@@ -310,6 +310,7 @@ describe('mediahook listen', () => {
       ['--port', 'x'],
       ['--family', 'C'],
       ['--max-file-size', 'lots'],
+      ['--min-upload-rate', 'fast'],
       ['--secret', 'nope'],
     ];
     const codes = await Promise.all(

@@ -244,3 +244,54 @@ describe.each([
     await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
   });
 });
+
+describe.each([
+  [
+    'node:http',
+    (receiver: Receiver) =>
+      listen(createServer(nodeHandler(receiver, { minBytesPerSecond: 4000, rateWindowMs: 300 }))),
+  ],
+  [
+    'Express 5',
+    (receiver: Receiver) => {
+      const app = express();
+      app.post('/callbacks', expressHandler(receiver, { minBytesPerSecond: 4000, rateWindowMs: 300 }));
+      return listen(createServer(app));
+    },
+  ],
+])('%s with a minimum upload rate', (name, start) => {
+  it('drops an upload that trickles in under the rate though never idle, keeping nothing', async () => {
+    const harness = await startReceiver({ name, start });
+    const callback = await wire({ file: jpegBytes(64 * 1024) });
+    const socket = connect(harness.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      `POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${callback.contentType}\r\n` +
+        `Content-Length: ${callback.body.length}\r\n\r\n`,
+    );
+    socket.resume();
+    // 100 bytes every 50 ms: 2,000 bytes/s, never silent for long, half the rate asked for.
+    let at = 0;
+    const trickle = setInterval(() => {
+      if (socket.destroyed || at >= callback.body.length) return;
+      socket.write(callback.body.subarray(at, at + 100));
+      at += 100;
+    }, 50);
+    try {
+      await once(socket, 'close');
+    } finally {
+      clearInterval(trickle);
+    }
+    expect(at).toBeLessThan(callback.body.length);
+    await expectNothingKept(harness);
+    expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code: 'timeout' } });
+    await expectStillServing(harness);
+  });
+
+  it('takes an upload that keeps above the rate', async () => {
+    const harness = await startReceiver({ name, start });
+    const callback = await wire({ file: jpegBytes(256 * 1024) });
+    expect((await send(harness.url, callback)).status).toBe(200);
+    await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+  });
+});

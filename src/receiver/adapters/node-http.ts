@@ -6,6 +6,14 @@ import { ReceiverError } from '../receiver-error.ts';
 export interface NodeHandlerOptions {
   /** Fail a request whose body sends nothing for this long (ms). Default 30 s; 0 turns it off. */
   idleTimeoutMs?: number;
+  /**
+   * Fail a request whose body arrives slower than this over a whole `rateWindowMs` (a sender
+   * that trickles a byte now and then escapes the idle timeout). Default 1024 bytes/s; 0 turns
+   * it off.
+   */
+  minBytesPerSecond?: number;
+  /** The window the minimum rate is measured over (ms). Default 30 s. */
+  rateWindowMs?: number;
 }
 
 /** A request whose body some earlier middleware may have read. */
@@ -79,6 +87,28 @@ function lingerOnClose(req: IncomingMessage): void {
   drop();
 }
 
+/** Fails a body that keeps trickling: fewer than `minBytesPerSecond` over a whole window. */
+function watchRate(req: IncomingMessage, minBytesPerSecond: number, windowMs: number): void {
+  const socket = req.socket;
+  const least = (minBytesPerSecond * windowMs) / 1000;
+  let mark = socket.bytesRead;
+  const timer = setInterval(() => {
+    const read = socket.bytesRead - mark;
+    mark = socket.bytesRead;
+    if (read >= least) return;
+    req.destroy(
+      new ReceiverError(
+        'timeout',
+        `the request body arrived at under ${minBytesPerSecond} bytes/s for ${windowMs / 1000} s`,
+      ),
+    );
+  }, windowMs);
+  timer.unref();
+  const stop = () => clearInterval(timer);
+  req.once('end', stop);
+  req.once('close', stop);
+}
+
 /** A `(req, res)` handler, with a second entry for requests that ask `Expect: 100-continue`. */
 export type NodeHandler = ((req: IncomingMessage, res: ServerResponse) => Promise<void>) & {
   /**
@@ -111,7 +141,10 @@ function continuingOnRead(req: IncomingMessage, res: ServerResponse): AsyncItera
  */
 export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}): NodeHandler {
   const idle = options.idleTimeoutMs ?? 30_000;
+  const minRate = options.minBytesPerSecond ?? 1024;
+  const rateWindow = options.rateWindowMs ?? 30_000;
   const handle = async (req: IncomingMessage, res: ServerResponse, continueOnRead: boolean) => {
+    if (minRate > 0 && rateWindow > 0 && !req.complete) watchRate(req, minRate, rateWindow);
     if (idle > 0 && !req.complete) {
       req.setTimeout(idle, () => {
         req.destroy(new ReceiverError('timeout', `the request body sent nothing for ${idle} ms`));
