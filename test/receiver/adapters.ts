@@ -15,6 +15,7 @@ import {
   expressHandler,
   fastifyReceiver,
   honoHandler,
+  type NodeHandlerOptions,
   nodeHandler,
   type ReceivedSuccess,
   type Receiver,
@@ -77,22 +78,27 @@ export function expressAdapter(setup?: (app: express.Express) => void): Adapter 
   };
 }
 
+/** Fastify with the receiver's plugin on `/callbacks`, with the body guards' `options`. */
+export function fastifyAdapter(options: NodeHandlerOptions = {}): Adapter {
+  return {
+    name: 'Fastify 5',
+    async start(receiver) {
+      const app = Fastify();
+      await app.register(fastifyReceiver, { receiver, path: PATH, ...options });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = app.server.address() as AddressInfo;
+      return { url: `http://127.0.0.1:${port}${PATH}`, port, close: () => app.close() };
+    },
+  };
+}
+
 export const ADAPTERS: readonly Adapter[] = [
   {
     name: 'node:http',
     start: (receiver) => listen(createServer(nodeHandler(receiver))),
   },
   expressAdapter(),
-  {
-    name: 'Fastify 5',
-    async start(receiver) {
-      const app = Fastify();
-      await app.register(fastifyReceiver, { receiver, path: PATH });
-      await app.listen({ port: 0, host: '127.0.0.1' });
-      const { port } = app.server.address() as AddressInfo;
-      return { url: `http://127.0.0.1:${port}${PATH}`, port, close: () => app.close() };
-    },
-  },
+  fastifyAdapter(),
   {
     name: 'Hono',
     start(receiver) {

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Receiver } from '../receiver.ts';
-import { nodeBodyOf } from './node-http.ts';
+import { type NodeHandlerOptions, nodeBodyOf, watchBody } from './node-http.ts';
 
-export interface FastifyReceiverOptions {
+/** The receiver and its route; the idle timeout and minimum rate are those of `nodeHandler`. */
+export interface FastifyReceiverOptions extends NodeHandlerOptions {
   receiver: Receiver;
   /** Route path of the callback endpoint. Default `/`. */
   path?: string;
@@ -27,6 +28,7 @@ export const fastifyReceiver: FastifyPluginAsync<FastifyReceiverOptions> = async
     let body: ReturnType<typeof nodeBodyOf> = null;
     try {
       body = request.body instanceof Uint8Array ? request.body : nodeBodyOf(request.raw);
+      if (body === request.raw) watchBody(request.raw, options);
     } catch (error) {
       failure = error;
     }

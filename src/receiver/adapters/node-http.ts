@@ -109,6 +109,26 @@ function watchRate(req: IncomingMessage, minBytesPerSecond: number, windowMs: nu
   req.once('close', stop);
 }
 
+/**
+ * Fails the request, with `timeout`, when its body sends nothing for the idle timeout or
+ * arrives slower than the minimum rate; both stop once the body is in.
+ */
+export function watchBody(req: IncomingMessage, options: NodeHandlerOptions): void {
+  if (req.complete) return;
+  const idle = options.idleTimeoutMs ?? 30_000;
+  const minRate = options.minBytesPerSecond ?? 1024;
+  const rateWindow = options.rateWindowMs ?? 30_000;
+  if (minRate > 0 && rateWindow > 0) watchRate(req, minRate, rateWindow);
+  if (idle > 0) {
+    req.setTimeout(idle, () => {
+      req.destroy(new ReceiverError('timeout', `the request body sent nothing for ${idle} ms`));
+    });
+    // The timer is for a silent sender only: once the body is in, a handler slower than the
+    // timeout must not have its connection dropped (the socket timer outlives the body).
+    req.once('end', () => req.setTimeout(0));
+  }
+}
+
 /** A `(req, res)` handler, with a second entry for requests that ask `Expect: 100-continue`. */
 export type NodeHandler = ((req: IncomingMessage, res: ServerResponse) => Promise<void>) & {
   /**
@@ -140,19 +160,8 @@ function continuingOnRead(req: IncomingMessage, res: ServerResponse): AsyncItera
  * server.on('checkContinue', handler.checkContinue); // optional: refuse before the upload
  */
 export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}): NodeHandler {
-  const idle = options.idleTimeoutMs ?? 30_000;
-  const minRate = options.minBytesPerSecond ?? 1024;
-  const rateWindow = options.rateWindowMs ?? 30_000;
   const handle = async (req: IncomingMessage, res: ServerResponse, continueOnRead: boolean) => {
-    if (minRate > 0 && rateWindow > 0 && !req.complete) watchRate(req, minRate, rateWindow);
-    if (idle > 0 && !req.complete) {
-      req.setTimeout(idle, () => {
-        req.destroy(new ReceiverError('timeout', `the request body sent nothing for ${idle} ms`));
-      });
-      // The timer is for a silent sender only: once the body is in, a handler slower than the
-      // timeout must not have its connection dropped (the socket timer outlives the body).
-      req.once('end', () => req.setTimeout(0));
-    }
+    watchBody(req, options);
     let body: ReceiverRequest['body'];
     try {
       body = nodeBodyOf(req);
