@@ -92,6 +92,18 @@ export function fastifyAdapter(options: NodeHandlerOptions = {}): Adapter {
   };
 }
 
+/** Hono on @hono/node-server with the receiver on `/callbacks`, with the body guards' `options`. */
+export function honoAdapter(options: NodeHandlerOptions = {}): Adapter {
+  return {
+    name: 'Hono',
+    start(receiver) {
+      const app = new Hono();
+      app.post(PATH, honoHandler(receiver, options));
+      return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
+    },
+  };
+}
+
 export const ADAPTERS: readonly Adapter[] = [
   {
     name: 'node:http',
@@ -99,14 +111,7 @@ export const ADAPTERS: readonly Adapter[] = [
   },
   expressAdapter(),
   fastifyAdapter(),
-  {
-    name: 'Hono',
-    start(receiver) {
-      const app = new Hono();
-      app.post(PATH, honoHandler(receiver));
-      return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
-    },
-  },
+  honoAdapter(),
   {
     name: 'Web handler',
     start(receiver) {

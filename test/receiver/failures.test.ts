@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { expressHandler, nodeHandler, type Receiver } from '../../src/receiver/index.ts';
-import { ADAPTERS, fastifyAdapter, type Harness, listen, startReceiver } from './adapters.ts';
+import { ADAPTERS, fastifyAdapter, type Harness, honoAdapter, listen, startReceiver } from './adapters.ts';
 import {
   type Answer,
   eventually,
@@ -216,6 +216,7 @@ describe.each([
     },
   ],
   ['Fastify 5', (receiver: Receiver) => fastifyAdapter({ idleTimeoutMs: 200 }).start(receiver)],
+  ['Hono', (receiver: Receiver) => honoAdapter({ idleTimeoutMs: 200 }).start(receiver)],
 ])('%s with an idle timeout', (name, start) => {
   it('drops an upload that stalls mid-file, keeping nothing', async () => {
     const harness = await startReceiver({ name, start });
@@ -265,6 +266,10 @@ describe.each([
   [
     'Fastify 5',
     (receiver: Receiver) => fastifyAdapter({ minBytesPerSecond: 4000, rateWindowMs: 500 }).start(receiver),
+  ],
+  [
+    'Hono',
+    (receiver: Receiver) => honoAdapter({ minBytesPerSecond: 4000, rateWindowMs: 500 }).start(receiver),
   ],
 ])('%s with a minimum upload rate', (name, start) => {
   it('drops an upload that trickles in under the rate though never idle, keeping nothing', async () => {
