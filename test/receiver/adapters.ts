@@ -65,14 +65,28 @@ export async function listen(server: Server): Promise<RunningServer> {
   return running;
 }
 
-/** Express with the receiver on `/callbacks`; `setup` mounts middleware in front of it. */
-export function expressAdapter(setup?: (app: express.Express) => void): Adapter {
+/** node:http with `nodeHandler`, with the body guards' `options`. */
+export function nodeAdapter(options: NodeHandlerOptions = {}): Adapter {
+  return {
+    name: 'node:http',
+    start: (receiver) => listen(createServer(nodeHandler(receiver, options))),
+  };
+}
+
+/**
+ * Express with the receiver on `/callbacks`; `setup` mounts middleware in front of it, and
+ * `options` are the body guards'.
+ */
+export function expressAdapter(
+  setup?: (app: express.Express) => void,
+  options: NodeHandlerOptions = {},
+): Adapter {
   return {
     name: 'Express 5',
     start(receiver) {
       const app = express();
       setup?.(app);
-      app.post(PATH, expressHandler(receiver));
+      app.post(PATH, expressHandler(receiver, options));
       return listen(createServer(app));
     },
   };
@@ -104,11 +118,18 @@ export function honoAdapter(options: NodeHandlerOptions = {}): Adapter {
   };
 }
 
+/** The adapters that run on a Node request, and so take the idle timeout and minimum rate. */
+export function guardedAdapters(options: NodeHandlerOptions): Adapter[] {
+  return [
+    nodeAdapter(options),
+    expressAdapter(undefined, options),
+    fastifyAdapter(options),
+    honoAdapter(options),
+  ];
+}
+
 export const ADAPTERS: readonly Adapter[] = [
-  {
-    name: 'node:http',
-    start: (receiver) => listen(createServer(nodeHandler(receiver))),
-  },
+  nodeAdapter(),
   expressAdapter(),
   fastifyAdapter(),
   honoAdapter(),

@@ -4,15 +4,12 @@
  * code, nothing left in the output directory, and the receiver still serving.
  */
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import express from 'express';
 import { describe, expect, it } from 'vitest';
-import { expressHandler, nodeHandler, type Receiver } from '../../src/receiver/index.ts';
-import { ADAPTERS, fastifyAdapter, type Harness, honoAdapter, listen, startReceiver } from './adapters.ts';
+import { ADAPTERS, guardedAdapters, type Harness, startReceiver } from './adapters.ts';
 import {
   type Answer,
   eventually,
@@ -205,21 +202,9 @@ describe.each(ADAPTERS)('$name', (adapter) => {
   });
 });
 
-describe.each([
-  ['node:http', (receiver: Receiver) => listen(createServer(nodeHandler(receiver, { idleTimeoutMs: 200 })))],
-  [
-    'Express 5',
-    (receiver: Receiver) => {
-      const app = express();
-      app.post('/callbacks', expressHandler(receiver, { idleTimeoutMs: 200 }));
-      return listen(createServer(app));
-    },
-  ],
-  ['Fastify 5', (receiver: Receiver) => fastifyAdapter({ idleTimeoutMs: 200 }).start(receiver)],
-  ['Hono', (receiver: Receiver) => honoAdapter({ idleTimeoutMs: 200 }).start(receiver)],
-])('%s with an idle timeout', (name, start) => {
+describe.each(guardedAdapters({ idleTimeoutMs: 200 }))('$name with an idle timeout', (adapter) => {
   it('drops an upload that stalls mid-file, keeping nothing', async () => {
-    const harness = await startReceiver({ name, start });
+    const harness = await startReceiver(adapter);
     const callback = await wire({ file: jpegBytes(3 * 1024 * 1024) });
     const socket = connect(harness.port, '127.0.0.1');
     await once(socket, 'connect');
@@ -239,73 +224,53 @@ describe.each([
   });
 
   it('lets a handler run longer than the timeout once the body is in', async () => {
-    const harness = await startReceiver(
-      { name, start },
-      { onSuccess: () => new Promise((resolve) => setTimeout(resolve, 500)) },
-    );
+    const harness = await startReceiver(adapter, {
+      onSuccess: () => new Promise((resolve) => setTimeout(resolve, 500)),
+    });
     const callback = await wire();
     expect((await send(harness.url, callback)).status).toBe(200);
     await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
   });
 });
 
-describe.each([
-  [
-    'node:http',
-    (receiver: Receiver) =>
-      listen(createServer(nodeHandler(receiver, { minBytesPerSecond: 4000, rateWindowMs: 500 }))),
-  ],
-  [
-    'Express 5',
-    (receiver: Receiver) => {
-      const app = express();
-      app.post('/callbacks', expressHandler(receiver, { minBytesPerSecond: 4000, rateWindowMs: 500 }));
-      return listen(createServer(app));
-    },
-  ],
-  [
-    'Fastify 5',
-    (receiver: Receiver) => fastifyAdapter({ minBytesPerSecond: 4000, rateWindowMs: 500 }).start(receiver),
-  ],
-  [
-    'Hono',
-    (receiver: Receiver) => honoAdapter({ minBytesPerSecond: 4000, rateWindowMs: 500 }).start(receiver),
-  ],
-])('%s with a minimum upload rate', (name, start) => {
-  it('drops an upload that trickles in under the rate though never idle, keeping nothing', async () => {
-    const harness = await startReceiver({ name, start });
-    const callback = await wire({ file: jpegBytes(64 * 1024) });
-    const socket = connect(harness.port, '127.0.0.1');
-    await once(socket, 'connect');
-    socket.write(
-      `POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${callback.contentType}\r\n` +
-        `Content-Length: ${callback.body.length}\r\n\r\n`,
-    );
-    socket.resume();
-    // The server's close may reach a write in flight as a reset: that is the end looked for.
-    socket.on('error', () => {});
-    // 100 bytes every 50 ms: 2,000 bytes/s, never silent for long, half the rate asked for.
-    let at = 0;
-    const trickle = setInterval(() => {
-      if (socket.destroyed || at >= callback.body.length) return;
-      socket.write(callback.body.subarray(at, at + 100));
-      at += 100;
-    }, 50);
-    try {
-      await new Promise((resolve) => socket.once('close', resolve));
-    } finally {
-      clearInterval(trickle);
-    }
-    expect(at).toBeLessThan(callback.body.length);
-    await expectNothingKept(harness);
-    expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code: 'timeout' } });
-    await expectStillServing(harness);
-  });
+describe.each(guardedAdapters({ minBytesPerSecond: 4000, rateWindowMs: 500 }))(
+  '$name with a minimum upload rate',
+  (adapter) => {
+    it('drops an upload that trickles in under the rate though never idle, keeping nothing', async () => {
+      const harness = await startReceiver(adapter);
+      const callback = await wire({ file: jpegBytes(64 * 1024) });
+      const socket = connect(harness.port, '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write(
+        `POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${callback.contentType}\r\n` +
+          `Content-Length: ${callback.body.length}\r\n\r\n`,
+      );
+      socket.resume();
+      // The server's close may reach a write in flight as a reset: that is the end looked for.
+      socket.on('error', () => {});
+      // 100 bytes every 50 ms: 2,000 bytes/s, never silent for long, half the rate asked for.
+      let at = 0;
+      const trickle = setInterval(() => {
+        if (socket.destroyed || at >= callback.body.length) return;
+        socket.write(callback.body.subarray(at, at + 100));
+        at += 100;
+      }, 50);
+      try {
+        await new Promise((resolve) => socket.once('close', resolve));
+      } finally {
+        clearInterval(trickle);
+      }
+      expect(at).toBeLessThan(callback.body.length);
+      await expectNothingKept(harness);
+      expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code: 'timeout' } });
+      await expectStillServing(harness);
+    });
 
-  it('takes an upload that keeps above the rate', async () => {
-    const harness = await startReceiver({ name, start });
-    const callback = await wire({ file: jpegBytes(256 * 1024) });
-    expect((await send(harness.url, callback)).status).toBe(200);
-    await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
-  });
-});
+    it('takes an upload that keeps above the rate', async () => {
+      const harness = await startReceiver(adapter);
+      const callback = await wire({ file: jpegBytes(256 * 1024) });
+      expect((await send(harness.url, callback)).status).toBe(200);
+      await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+    });
+  },
+);
