@@ -13,7 +13,7 @@ import {
   type ReceiverOptions,
 } from '../../src/receiver/index.ts';
 import { listen } from './adapters.ts';
-import { expectFile, newSecret, storedFiles, tempDir, type Wire, wire } from './helpers.ts';
+import { eventually, expectFile, newSecret, storedFiles, tempDir, type Wire, wire } from './helpers.ts';
 
 async function startServer(options: Partial<ReceiverOptions> = {}) {
   const out = await tempDir();
@@ -28,26 +28,15 @@ async function startServer(options: Partial<ReceiverOptions> = {}) {
 /** Everything the socket receives, as it comes. */
 function reader(socket: Socket) {
   let text = '';
-  const waiters: (() => void)[] = [];
   socket.on('data', (data: Buffer) => {
     text += data.toString('latin1');
-    for (const wake of waiters.splice(0)) wake();
-  });
-  socket.on('close', () => {
-    for (const wake of waiters.splice(0)) wake();
   });
   return {
     text: () => text,
-    async until(check: (text: string) => boolean, timeoutMs = 5_000): Promise<string> {
-      const deadline = Date.now() + timeoutMs;
-      while (!check(text)) {
-        if (socket.destroyed || Date.now() > deadline)
-          throw new Error(`gave up waiting; got ${JSON.stringify(text)}`);
-        await new Promise<void>((wake) => {
-          waiters.push(wake);
-          setTimeout(wake, 50);
-        });
-      }
+    async until(check: (text: string) => boolean): Promise<string> {
+      await eventually(() => check(text)).catch(() => {
+        throw new Error(`gave up waiting; got ${JSON.stringify(text)}`);
+      });
       return text;
     },
   };
