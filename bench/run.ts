@@ -79,8 +79,7 @@ async function main(argv: string[]): Promise<void> {
     print(renderTable(result));
     print(renderRatios(result));
     for (const check of result.checks) {
-      const verdict = check.pass === null ? 'N/A' : check.pass ? 'PASS' : 'BELOW';
-      print(`target: ${check.label}: ${check.value} ${verdict}`);
+      print(`target: ${check.label}: ${check.value} ${verdictOf(check)}`);
     }
     for (const note of result.notes) print(`note: ${note}`);
     print(`(${suite.name} took ${took.toFixed(0)} s)`);
@@ -124,6 +123,11 @@ async function main(argv: string[]): Promise<void> {
   print(`wrote bench/results.json; total ${total.toFixed(0)} s`);
 }
 
+/** A target's verdict as the tables print it. */
+function verdictOf(check: { pass: boolean | null }): 'N/A' | 'PASS' | 'BELOW' {
+  return check.pass === null ? 'N/A' : check.pass ? 'PASS' : 'BELOW';
+}
+
 /** The Markdown tables and targets of a run saved by this runner, for the docs after the fact. */
 async function renderSaved(path: string): Promise<void> {
   const saved = JSON.parse(await readFile(path, 'utf8')) as {
@@ -143,8 +147,10 @@ async function renderSaved(path: string): Promise<void> {
     }));
     print(`\n**${suite.name}**\n\n${renderMarkdown({ ...suite, measures })}\n`);
     for (const check of suite.checks) {
-      const verdict = check.pass === null ? 'N/A' : check.pass ? 'PASS' : '**BELOW**';
-      print(`| ${suite.name}: ${check.label} | ${check.value} ${verdict} |`);
+      const verdict = verdictOf(check);
+      print(
+        `| ${suite.name}: ${check.label} | ${check.value} ${verdict === 'BELOW' ? '**BELOW**' : verdict} |`,
+      );
     }
   }
 }
