@@ -12,6 +12,7 @@ export {
   sendNodeResponse,
 } from './adapters/node-http.ts';
 export { webHandler } from './adapters/web.ts';
+export { type BodyGuardOptions } from './adapters/body-guards.ts';
 export { DiskSink } from './disk-sink.ts';
 export { MemoryReceiptStore, type Receipt, type ReceiptStore } from './receipt-store.ts';
 export {

@@ -11,11 +11,11 @@ import { Hono } from 'hono';
 import { onTestFinished } from 'vitest';
 import type { ErrorCallback } from '../../src/protocol/index.ts';
 import {
+  type BodyGuardOptions,
   createReceiver,
   expressHandler,
   fastifyReceiver,
   honoHandler,
-  type NodeHandlerOptions,
   nodeHandler,
   type ReceivedSuccess,
   type Receiver,
@@ -66,7 +66,7 @@ export async function listen(server: Server): Promise<RunningServer> {
 }
 
 /** node:http with `nodeHandler`, with the body guards' `options`. */
-export function nodeAdapter(options: NodeHandlerOptions = {}): Adapter {
+export function nodeAdapter(options: BodyGuardOptions = {}): Adapter {
   return {
     name: 'node:http',
     start: (receiver) => listen(createServer(nodeHandler(receiver, options))),
@@ -79,7 +79,7 @@ export function nodeAdapter(options: NodeHandlerOptions = {}): Adapter {
  */
 export function expressAdapter(
   setup?: (app: express.Express) => void,
-  options: NodeHandlerOptions = {},
+  options: BodyGuardOptions = {},
 ): Adapter {
   return {
     name: 'Express 5',
@@ -93,7 +93,7 @@ export function expressAdapter(
 }
 
 /** Fastify with the receiver's plugin on `/callbacks`, with the body guards' `options`. */
-export function fastifyAdapter(options: NodeHandlerOptions = {}): Adapter {
+export function fastifyAdapter(options: BodyGuardOptions = {}): Adapter {
   return {
     name: 'Fastify 5',
     async start(receiver) {
@@ -107,7 +107,7 @@ export function fastifyAdapter(options: NodeHandlerOptions = {}): Adapter {
 }
 
 /** Hono on @hono/node-server with the receiver on `/callbacks`, with the body guards' `options`. */
-export function honoAdapter(options: NodeHandlerOptions = {}): Adapter {
+export function honoAdapter(options: BodyGuardOptions = {}): Adapter {
   return {
     name: 'Hono',
     start(receiver) {
@@ -118,29 +118,31 @@ export function honoAdapter(options: NodeHandlerOptions = {}): Adapter {
   };
 }
 
-/** The adapters that run on a Node request, and so take the idle timeout and minimum rate. */
-export function guardedAdapters(options: NodeHandlerOptions): Adapter[] {
+/**
+ * `webHandler` with the body guards' `options`. @hono/node-server only bridges node:http to
+ * Request/Response here, with no Hono app in between: the handler sees nothing but the Web
+ * Request, as on a runtime without Node underneath, so its guards are the Web body's own.
+ */
+export function webAdapter(options: BodyGuardOptions = {}): Adapter {
+  return {
+    name: 'Web handler',
+    start: (receiver) =>
+      listening(serve({ fetch: webHandler(receiver, options), port: 0, hostname: '127.0.0.1' }) as Server),
+  };
+}
+
+/** Every adapter, each with the body guards' `options` (idle timeout, minimum rate). */
+export function guardedAdapters(options: BodyGuardOptions): Adapter[] {
   return [
     nodeAdapter(options),
     expressAdapter(undefined, options),
     fastifyAdapter(options),
     honoAdapter(options),
+    webAdapter(options),
   ];
 }
 
-export const ADAPTERS: readonly Adapter[] = [
-  nodeAdapter(),
-  expressAdapter(),
-  fastifyAdapter(),
-  honoAdapter(),
-  {
-    name: 'Web handler',
-    start(receiver) {
-      // @hono/node-server only bridges node:http to Request/Response here; no Hono app in between.
-      return listening(serve({ fetch: webHandler(receiver), port: 0, hostname: '127.0.0.1' }) as Server);
-    },
-  },
-];
+export const ADAPTERS: readonly Adapter[] = guardedAdapters({});
 
 export interface Harness extends RunningServer {
   out: string;

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Receiver } from '../receiver.ts';
-import { type NodeHandlerOptions, watchBody } from './node-http.ts';
+import type { BodyGuardOptions } from './body-guards.ts';
+import { watchBody } from './node-http.ts';
 import { webHandler } from './web.ts';
 
 /** The part of Hono's `Context` the adapter needs. */
@@ -12,8 +13,9 @@ interface HonoContextLike {
 
 /**
  * A Hono handler: `app.post('/callbacks', honoHandler(receiver))`. Hono's own `parseBody` is
- * bypassed, so the file streams instead of being buffered. Served by @hono/node-server, the
- * body also gets `nodeHandler`'s idle timeout and minimum rate (`options`).
+ * bypassed, so the file streams instead of being buffered. The body is read with the idle
+ * timeout and minimum upload rate of `options`: on @hono/node-server they watch the Node
+ * request underneath, as `nodeHandler` does; on other runtimes, the Web body (`webHandler`).
  *
  * @example
  * const app = new Hono();
@@ -21,12 +23,14 @@ interface HonoContextLike {
  */
 export function honoHandler(
   receiver: Receiver,
-  options: NodeHandlerOptions = {},
+  options: BodyGuardOptions = {},
 ): (c: HonoContextLike) => Promise<Response> {
-  const handle = webHandler(receiver);
+  const onNode = webHandler(receiver, { idleTimeoutMs: 0, minBytesPerSecond: 0 });
+  const onWeb = webHandler(receiver, options);
   return (c) => {
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-    if (incoming && typeof incoming.setTimeout === 'function') watchBody(incoming, options);
-    return handle(c.req.raw);
+    if (!incoming || typeof incoming.setTimeout !== 'function') return onWeb(c.req.raw);
+    watchBody(incoming, options);
+    return onNode(c.req.raw);
   };
 }

@@ -2,19 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts';
 import { ReceiverError } from '../receiver-error.ts';
+import {
+  type BodyGuardOptions,
+  type BodyGuards,
+  bodyGuardsOf,
+  idleTimeoutError,
+  slowBodyError,
+} from './body-guards.ts';
 
-export interface NodeHandlerOptions {
-  /** Fail a request whose body sends nothing for this long (ms). Default 30 s; 0 turns it off. */
-  idleTimeoutMs?: number;
-  /**
-   * Fail a request whose body arrives slower than this over a whole `rateWindowMs` (a sender
-   * that trickles a byte now and then escapes the idle timeout). Default 1024 bytes/s; 0 turns
-   * it off.
-   */
-  minBytesPerSecond?: number;
-  /** The window the minimum rate is measured over (ms). Default 30 s. */
-  rateWindowMs?: number;
-}
+/** The body guards of a Node request: see `BodyGuardOptions`. */
+export type NodeHandlerOptions = BodyGuardOptions;
 
 /** A request whose body some earlier middleware may have read. */
 type MaybeParsed = IncomingMessage & { body?: unknown };
@@ -87,22 +84,16 @@ function lingerOnClose(req: IncomingMessage): void {
   drop();
 }
 
-/** Fails a body that keeps trickling: fewer than `minBytesPerSecond` over a whole window. */
-function watchRate(req: IncomingMessage, minBytesPerSecond: number, windowMs: number): void {
+/** Fails a body that keeps trickling: fewer than the minimum rate over a whole window. */
+function watchRate(req: IncomingMessage, guards: BodyGuards): void {
   const socket = req.socket;
-  const least = (minBytesPerSecond * windowMs) / 1000;
+  const least = (guards.minBytesPerSecond * guards.rateWindowMs) / 1000;
   let mark = socket.bytesRead;
   const timer = setInterval(() => {
     const read = socket.bytesRead - mark;
     mark = socket.bytesRead;
-    if (read >= least) return;
-    req.destroy(
-      new ReceiverError(
-        'timeout',
-        `the request body arrived at under ${minBytesPerSecond} bytes/s for ${windowMs / 1000} s`,
-      ),
-    );
-  }, windowMs);
+    if (read < least) req.destroy(slowBodyError(guards));
+  }, guards.rateWindowMs);
   timer.unref();
   const stop = () => clearInterval(timer);
   req.once('end', stop);
@@ -113,16 +104,12 @@ function watchRate(req: IncomingMessage, minBytesPerSecond: number, windowMs: nu
  * Fails the request, with `timeout`, when its body sends nothing for the idle timeout or
  * arrives slower than the minimum rate; both stop once the body is in.
  */
-export function watchBody(req: IncomingMessage, options: NodeHandlerOptions): void {
+export function watchBody(req: IncomingMessage, options: BodyGuardOptions): void {
   if (req.complete) return;
-  const idle = options.idleTimeoutMs ?? 30_000;
-  const minRate = options.minBytesPerSecond ?? 1024;
-  const rateWindow = options.rateWindowMs ?? 30_000;
-  if (minRate > 0 && rateWindow > 0) watchRate(req, minRate, rateWindow);
-  if (idle > 0) {
-    req.setTimeout(idle, () => {
-      req.destroy(new ReceiverError('timeout', `the request body sent nothing for ${idle} ms`));
-    });
+  const guards = bodyGuardsOf(options);
+  if (guards.rateWindowMs > 0) watchRate(req, guards);
+  if (guards.idleMs > 0) {
+    req.setTimeout(guards.idleMs, () => req.destroy(idleTimeoutError(guards.idleMs)));
     // The timer is for a silent sender only: once the body is in, a handler slower than the
     // timeout must not have its connection dropped (the socket timer outlives the body).
     req.once('end', () => req.setTimeout(0));

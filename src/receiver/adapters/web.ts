@@ -1,15 +1,21 @@
 import type { Receiver } from '../receiver.ts';
 import { ReceiverError } from '../receiver-error.ts';
+import { type BodyGuardOptions, guardedWebBody } from './body-guards.ts';
 
 /**
  * A `Request → Response` handler for Web-standard runtimes: Next.js route handlers, Hono,
- * Deno, Bun, Cloudflare-style workers, or Node with a fetch server.
+ * Deno, Bun, Cloudflare-style workers, or Node with a fetch server. The body is read with the
+ * idle timeout and minimum upload rate of `options` (as `nodeHandler`'s), measured on the
+ * time spent waiting for the sender.
  *
  * @example
  * // app/callbacks/route.ts (Next.js)
  * export const POST = webHandler(createReceiver({ out: '/data/callbacks' }));
  */
-export function webHandler(receiver: Receiver): (request: Request) => Promise<Response> {
+export function webHandler(
+  receiver: Receiver,
+  options: BodyGuardOptions = {},
+): (request: Request) => Promise<Response> {
   return async (request) => {
     const failure = request.bodyUsed
       ? new ReceiverError(
@@ -17,9 +23,10 @@ export function webHandler(receiver: Receiver): (request: Request) => Promise<Re
           'the request body was already read; hand the receiver the untouched Request',
         )
       : undefined;
+    const body = failure || !request.body ? null : guardedWebBody(request.body, options);
     const response = await receiver.handle({
       header: (name) => request.headers.get(name) ?? undefined,
-      body: failure ? null : (request.body as AsyncIterable<Uint8Array> | null),
+      body,
       failure,
     });
     const headers = new Headers(response.headers);

@@ -1,0 +1,119 @@
+import { ReceiverError } from '../receiver-error.ts';
+
+/** How long a request body may keep a receiver waiting: the same options for every adapter. */
+export interface BodyGuardOptions {
+  /** Fail a request whose body sends nothing for this long (ms). Default 30 s; 0 turns it off. */
+  idleTimeoutMs?: number;
+  /**
+   * Fail a request whose body arrives slower than this over a whole `rateWindowMs` (a sender
+   * that trickles a byte now and then escapes the idle timeout). Default 1024 bytes/s; 0 turns
+   * it off.
+   */
+  minBytesPerSecond?: number;
+  /** The window the minimum rate is measured over (ms). Default 30 s. */
+  rateWindowMs?: number;
+}
+
+/** The guards in force, defaults filled in; 0 means off. */
+export interface BodyGuards {
+  idleMs: number;
+  minBytesPerSecond: number;
+  rateWindowMs: number;
+}
+
+export function bodyGuardsOf(options: BodyGuardOptions): BodyGuards {
+  const minBytesPerSecond = options.minBytesPerSecond ?? 1024;
+  const rateWindowMs = options.rateWindowMs ?? 30_000;
+  const rateOn = minBytesPerSecond > 0 && rateWindowMs > 0;
+  return {
+    idleMs: options.idleTimeoutMs ?? 30_000,
+    minBytesPerSecond: rateOn ? minBytesPerSecond : 0,
+    rateWindowMs: rateOn ? rateWindowMs : 0,
+  };
+}
+
+export function idleTimeoutError(idleMs: number): ReceiverError {
+  return new ReceiverError('timeout', `the request body sent nothing for ${idleMs} ms`);
+}
+
+export function slowBodyError(guards: BodyGuards): ReceiverError {
+  return new ReceiverError(
+    'timeout',
+    `the request body arrived at under ${guards.minBytesPerSecond} bytes/s for ${guards.rateWindowMs / 1000} s`,
+  );
+}
+
+const TIMER = Symbol('timer');
+
+/**
+ * A Web body stream read with the idle timeout and the minimum rate: where no Node socket is
+ * underneath (Next.js, Deno, Bun, workers). Only the time spent waiting for the sender counts,
+ * not the time the receiver spends storing what it read, so a slow disk is never blamed on the
+ * sender. A tripped guard cancels the stream and fails the read with `timeout`.
+ */
+export async function* guardedWebBody(
+  body: ReadableStream<Uint8Array>,
+  options: BodyGuardOptions,
+): AsyncGenerator<Uint8Array> {
+  const guards = bodyGuardsOf(options);
+  const least = (guards.minBytesPerSecond * guards.rateWindowMs) / 1000;
+  const reader = body.getReader();
+  let done = false;
+  // The current rate window: time spent waiting for the sender, and what it sent meanwhile.
+  let waitedMs = 0;
+  let sent = 0;
+  const closeWindowIfDue = () => {
+    if (guards.rateWindowMs === 0 || waitedMs < guards.rateWindowMs) return;
+    if (sent < least) throw slowBodyError(guards);
+    waitedMs = 0;
+    sent = 0;
+  };
+  try {
+    for (;;) {
+      const read = reader.read();
+      const readStarted = performance.now();
+      let result: Awaited<typeof read> | typeof TIMER = TIMER;
+      while (result === TIMER) {
+        const idleLeft = guards.idleMs > 0 ? guards.idleMs - (performance.now() - readStarted) : Infinity;
+        const windowLeft = guards.rateWindowMs > 0 ? guards.rateWindowMs - waitedMs : Infinity;
+        const started = performance.now();
+        result = await raceTimer(read, Math.min(idleLeft, windowLeft));
+        waitedMs += performance.now() - started;
+        if (result === TIMER && guards.idleMs > 0 && performance.now() - readStarted >= guards.idleMs) {
+          throw idleTimeoutError(guards.idleMs);
+        }
+        if (result !== TIMER) {
+          if (result.done) {
+            done = true;
+            return;
+          }
+          sent += result.value.byteLength;
+        }
+        closeWindowIfDue();
+      }
+      yield result.value;
+    }
+  } catch (error) {
+    done = true;
+    await reader.cancel(error).catch(() => {});
+    throw error;
+  } finally {
+    // A reader that stopped early (the receiver refused the callback midway) leaves the rest
+    // unread: cancel it, as iterating the stream directly would.
+    if (!done) await reader.cancel().catch(() => {});
+  }
+}
+
+/** The read's result, or TIMER once `ms` passed first (never, for an infinite `ms`). */
+async function raceTimer<T>(read: Promise<T>, ms: number): Promise<T | typeof TIMER> {
+  if (ms === Infinity) return read;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const elapsed = new Promise<typeof TIMER>((resolve) => {
+    timer = setTimeout(() => resolve(TIMER), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([read, elapsed]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
