@@ -3,7 +3,8 @@
  * sniffing and Standard Webhooks signatures. Depends on nothing else of mediahook.
  */
 
-export { CallbackDecoder, type DecodeOptions, decodeCallback } from './callback-decoder.ts';
+export { CallbackDecoder, type DecodeOptions } from './callback-decoder.ts';
+export { decodeCallback } from './decode-callback.ts';
 export {
   type EncodedCallback,
   encodeCallback,
