@@ -14,6 +14,7 @@ import { discardSink, type FileSink, type FileSinkFactory } from './file-sink.ts
 import { boundaryOf, filenameOf, parseHeaderValue } from './header-value.ts';
 import { SNIFF_BYTES, sniffMediaType } from './media-sniff.ts';
 import { MultipartParser } from './multipart-parser.ts';
+import { decodeText, textCharsetOf } from './text-part.ts';
 
 export interface DecodeOptions<S extends FileSink = FileSink> {
   /** Limits over {@link DEFAULT_LIMITS}. */
@@ -35,8 +36,11 @@ interface TextPart {
   name: string;
   chunks: Buffer[];
   bytes: number;
-  /** Declared `charset=us-ascii`: a byte over 0x7F makes the text invalid, not UTF-8. */
-  ascii: boolean;
+  /**
+   * The charset of a text declared in one other than UTF-8 (us-ascii, iso-8859-1…):
+   * only its ASCII bytes are read alike by every parser, so a byte over 0x7F makes it invalid.
+   */
+  charset: string | null;
 }
 
 interface FilePart {
@@ -51,8 +55,6 @@ interface FilePart {
   mediaType: MediaType | null;
   sink: FileSink | null;
 }
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Strict, streaming decoder of one callback body. Push chunks with {@link write} (await what it
@@ -210,19 +212,7 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
     if (filename !== undefined) {
       throw new ProtocolError('expected_text', `the part ${name} must be a text, not a file`);
     }
-    let ascii = false;
-    if (contentType !== null) {
-      const type = parseHeaderValue(contentType);
-      if (typeof type === 'string' || type.value !== 'text/plain') {
-        throw new ProtocolError('expected_text', `the part ${name} must be text, not ${contentType}`);
-      }
-      const charset = type.params.get('charset')?.toLowerCase();
-      if (charset !== undefined && charset !== 'utf-8' && charset !== 'us-ascii') {
-        throw new ProtocolError('invalid_text', `the part ${name} is in ${charset}; UTF-8 is required`);
-      }
-      ascii = charset === 'us-ascii';
-    }
-    this.#text = { name, chunks: [], bytes: 0, ascii };
+    this.#text = { name, chunks: [], bytes: 0, charset: textCharsetOf(name, contentType) };
   }
 
   #claimShape(name: string, family: Family, event: 'success' | 'error'): void {
@@ -292,17 +282,7 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
     if (text) {
       this.#text = null;
       const bytes = Buffer.concat(text.chunks, text.bytes);
-      // Other parsers read a us-ascii label as windows-1252: bytes over 0x7F would mean
-      // different texts to different readers, so they are refused rather than guessed at.
-      if (text.ascii && bytes.some((byte) => byte > 0x7f)) {
-        throw new ProtocolError('invalid_text', `the part ${text.name} is declared US-ASCII but is not`);
-      }
-      let value: string;
-      try {
-        value = utf8.decode(bytes);
-      } catch {
-        throw new ProtocolError('invalid_text', `the part ${text.name} is not valid UTF-8`);
-      }
+      const value = decodeText(text.name, bytes, text.charset);
       // id_gen is the idempotency key: an empty one would make every such callback a repeat of
       // the first, and the later ones would be answered 200 and dropped.
       if (value === '' && text.name === 'id_gen') {

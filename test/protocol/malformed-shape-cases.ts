@@ -207,10 +207,18 @@ export const SHAPE_CASES: MalformedCase[] = [
     code: 'invalid_text',
   },
   {
-    name: 'text declared in another charset',
+    name: 'text declared in a charset whose ASCII text is other bytes',
     body: rawBody(B, [
       ...commonParts,
-      textPart('message', 'm', ['Content-Type: text/plain; charset=iso-8859-1']),
+      textPart('message', 'm', ['Content-Type: text/plain; charset=utf-16']),
+    ]),
+    code: 'invalid_text',
+  },
+  {
+    name: 'bytes beyond ASCII in a text declared iso-8859-1 (read differently by different parsers)',
+    body: rawBody(B, [
+      ...commonParts,
+      textPart('message', Buffer.from('caf\xe9', 'latin1'), ['Content-Type: text/plain; charset=iso-8859-1']),
     ]),
     code: 'invalid_text',
   },

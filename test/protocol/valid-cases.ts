@@ -172,6 +172,19 @@ export const VALID_CASES: ValidCase[] = [
     expected: failure('A', 'plain ascii'),
   },
   {
+    name: 'ASCII texts declared ISO-8859-1 (Apache HttpClient) or windows-1252, with a transfer encoding',
+    body: rawBody(B, [
+      textPart('status', 'success', [
+        'Content-Type: text/plain; charset=ISO-8859-1',
+        'Content-Transfer-Encoding: 8bit',
+      ]),
+      textPart('id_gen', fields.id_gen, ['Content-Type: text/plain; charset=windows-1252']),
+      textPart('time_gen', fields.time_gen, ['Content-Type: text/plain; charset=latin1']),
+      textPart('message', 'plain ascii', ['Content-Type: text/plain; charset=utf8']),
+    ]),
+    expected: failure('A', 'plain ascii'),
+  },
+  {
     name: 'UTF-8 text under charset=utf-8',
     body: rawBody(B, [
       ...errorParts('B', 'x').slice(0, 3),

@@ -1,0 +1,49 @@
+import { ProtocolError } from './errors.ts';
+import { parseHeaderValue } from './header-value.ts';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Charsets whose ASCII range is ASCII (Java's Apache HttpClient labels every text
+ * `ISO-8859-1`, for one). UTF-16 and the like are not: their ASCII text is other bytes.
+ */
+function isAsciiCompatible(charset: string): boolean {
+  return /^(?:us-ascii|ascii|iso-?8859-\d{1,2}|latin-?1|l1|windows-125\d|cp125\d)$/.test(charset);
+}
+
+/**
+ * Checks a text part's Content-Type (`null` when it has none): `text/plain`, in UTF-8 or in a
+ * charset read as ASCII. Returns that other charset, whose texts must then be plain ASCII, or
+ * `null` for UTF-8.
+ */
+export function textCharsetOf(name: string, contentType: string | null): string | null {
+  if (contentType === null) return null;
+  const type = parseHeaderValue(contentType);
+  if (typeof type === 'string' || type.value !== 'text/plain') {
+    throw new ProtocolError('expected_text', `the part ${name} must be text, not ${contentType}`);
+  }
+  const charset = type.params.get('charset')?.toLowerCase();
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return null;
+  if (!isAsciiCompatible(charset)) {
+    throw new ProtocolError('invalid_text', `the part ${name} is in ${charset}; UTF-8 is required`);
+  }
+  return charset;
+}
+
+/** A text part's value: UTF-8, or plain ASCII under the other `charset` it was declared in. */
+export function decodeText(name: string, bytes: Buffer, charset: string | null): string {
+  // Parsers disagree on these labels past ASCII (WHATWG reads us-ascii and iso-8859-1 as
+  // windows-1252, others as Latin-1, some as UTF-8 anyway): bytes over 0x7F would mean
+  // different texts to different readers, so they are refused rather than guessed at.
+  if (charset !== null && bytes.some((byte) => byte > 0x7f)) {
+    throw new ProtocolError(
+      'invalid_text',
+      `the part ${name} is declared ${charset} and holds bytes beyond ASCII; send it as UTF-8`,
+    );
+  }
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ProtocolError('invalid_text', `the part ${name} is not valid UTF-8`);
+  }
+}
