@@ -93,7 +93,10 @@ export interface ReceiverOptions {
   /** Signature timestamp tolerance in seconds (300). */
   toleranceSeconds?: number;
   limits?: Partial<Limits>;
-  /** Largest whole request body; by default the file limit plus 1 MiB. */
+  /**
+   * Largest whole request body (`body_too_large`). By default the file limit plus 1 MiB, and a
+   * `Content-Length` over it is answered `file_too_large`, as the file must be what is over.
+   */
   maxBodyBytes?: number;
   /** Accept only this family. */
   family?: Family;
@@ -237,6 +240,14 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     // Also a hint for hashing: one that is no size (NaN) counts as unknown there.
     const declaredBytes = declared === undefined ? undefined : Number(declared);
     if (declaredBytes !== undefined && declaredBytes > maxBodyBytes) {
+      // Over the default bound, the texts and headers within their limits cannot make up the
+      // difference: the file is too large, and is named so whether or not the length was told.
+      if (options.maxBodyBytes === undefined) {
+        throw new ProtocolError(
+          'file_too_large',
+          `the body is ${declared} bytes: larger than any callback whose file is within the ${limits.fileBytes}-byte limit`,
+        );
+      }
       throw new ProtocolError(
         'body_too_large',
         `the body is ${declared} bytes; at most ${maxBodyBytes} are accepted`,

@@ -85,6 +85,19 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     expect((await send(harness.url, await wire({ file: jpegBytes(1000) }))).status).toBe(200);
   });
 
+  it('answers file_too_large from the Content-Length alone when only the file limit is set', async () => {
+    const harness = await startReceiver(adapter, { limits: { fileBytes: 1000 } });
+    // Over the file limit plus 1 MiB: refused before a byte is read, with the same code as a
+    // chunked upload of that file gets once the decoder counts past the limit.
+    const callback = await wire({ file: jpegBytes(1000 + 1024 * 1024 + 1) });
+    const answer = await send(harness.url, callback);
+    expectRejected(answer, 'file_too_large');
+    expect(answer.body.error?.message).toContain('1000-byte limit');
+    const chunked = await post(harness.url, Readable.from([callback.body]), callback.headers);
+    expectRejected(chunked, 'file_too_large');
+    await expectNothingKept(harness);
+  });
+
   it('removes the partial file of a result that outgrows the limit midway', async () => {
     const limit = 1536 * 1024;
     const harness = await startReceiver(adapter, { limits: { fileBytes: limit } });
