@@ -4,10 +4,12 @@
  * Spoken over a raw socket, so the test sees exactly what the server sends and when.
  */
 import { createServer } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import {
   createReceiver,
+  fastifyReceiver,
   MemoryReceiptStore,
   nodeHandler,
   type ReceiverOptions,
@@ -15,7 +17,14 @@ import {
 import { listen } from './adapters.ts';
 import { eventually, expectFile, newSecret, storedFiles, tempDir, type Wire, wire } from './helpers.ts';
 
-async function startServer(options: Partial<ReceiverOptions> = {}) {
+interface ContinueServer {
+  out: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** node:http with the handler's own `checkContinue` entry. */
+async function startNodeServer(options: Partial<ReceiverOptions> = {}): Promise<ContinueServer> {
   const out = await tempDir();
   const receiver = createReceiver({ out, store: new MemoryReceiptStore(), ...options });
   const handler = nodeHandler(receiver);
@@ -24,6 +33,23 @@ async function startServer(options: Partial<ReceiverOptions> = {}) {
   const running = await listen(server);
   return { out, port: running.port, close: running.close };
 }
+
+/** Fastify with the plugin under a prefix, and a route of the app's own beside it. */
+async function startFastifyServer(options: Partial<ReceiverOptions> = {}): Promise<ContinueServer> {
+  const out = await tempDir();
+  const receiver = createReceiver({ out, store: new MemoryReceiptStore(), ...options });
+  const app = Fastify();
+  app.post('/other', async (request) => ({ length: (request.body as Buffer).length }));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  await app.register(fastifyReceiver, { receiver, path: '/callbacks' });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return { out, port: (app.server.address() as AddressInfo).port, close: () => app.close() };
+}
+
+const SERVERS = [
+  { name: 'node:http', start: startNodeServer },
+  { name: 'Fastify 5', start: startFastifyServer },
+];
 
 /** Everything the socket receives, as it comes. */
 function reader(socket: Socket) {
@@ -43,7 +69,7 @@ function reader(socket: Socket) {
 }
 
 /** Sends a request head that asks `Expect: 100-continue`, and nothing of the body yet. */
-function askFirst(port: number, callback: Wire, headers: Record<string, string> = {}) {
+function askFirst(port: number, callback: Wire, headers: Record<string, string> = {}, path = '/callbacks') {
   const socket = connect(port, '127.0.0.1');
   const head = {
     ...callback.headers,
@@ -52,7 +78,7 @@ function askFirst(port: number, callback: Wire, headers: Record<string, string> 
     ...headers,
   };
   const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}`);
-  socket.write(`POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines.join('\r\n')}\r\n\r\n`);
+  socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines.join('\r\n')}\r\n\r\n`);
   return { socket, received: reader(socket) };
 }
 
@@ -76,7 +102,7 @@ interface Refusal {
   code: string;
 }
 
-describe('Expect: 100-continue', () => {
+describe.each(SERVERS)('$name: Expect: 100-continue', ({ start: startServer }) => {
   it('answers 100 Continue for a callback whose headers pass, then takes it', async () => {
     const server = await startServer();
     try {
@@ -138,4 +164,23 @@ describe('Expect: 100-continue', () => {
       }
     },
   );
+});
+
+describe("Fastify 5: Expect: 100-continue on the app's other routes", () => {
+  it("answers 100 Continue at once on a route that is not the receiver's", async () => {
+    const server = await startFastifyServer();
+    try {
+      const callback = await wire();
+      const { socket, received } = askFirst(server.port, callback, {}, '/other');
+      await received.until((text) => text.includes('\r\n\r\n'));
+      expect(received.text()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      socket.write(callback.body);
+      const answer = finalAnswer(await received.until((text) => finalAnswer(text) !== null));
+      socket.destroy();
+      expect(answer).toEqual({ status: 200, body: { length: callback.body.length } });
+      expect(await storedFiles(server.out)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
 });

@@ -128,7 +128,7 @@ export type NodeHandler = ((req: IncomingMessage, res: ServerResponse) => Promis
 };
 
 /** The live body, with `100 Continue` sent when the receiver starts to read it. */
-function continuingOnRead(req: IncomingMessage, res: ServerResponse): AsyncIterable<Uint8Array> {
+export function continuingOnRead(req: IncomingMessage, res: ServerResponse): AsyncIterable<Uint8Array> {
   return {
     [Symbol.asyncIterator]() {
       if (!res.headersSent) res.writeContinue();
