@@ -1,6 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { bodyGuardsOf, guardedWebBody } from '../../src/receiver/adapters/body-guards.ts';
+import {
+  type BodyGuardOptions,
+  bodyGuardsOf,
+  guardedWebBody as guardedWebBodyOf,
+} from '../../src/receiver/adapters/body-guards.ts';
+
+/** The guarded body, the guards resolved from `options` as a handler resolves them. */
+function guardedWebBody(stream: ReadableStream<Uint8Array>, options: BodyGuardOptions) {
+  return guardedWebBodyOf(stream, bodyGuardsOf(options));
+}
 
 /** A Web body whose chunks the test pushes itself, recording whether it was cancelled. */
 function pushedBody() {
@@ -34,13 +43,16 @@ async function drain(body: AsyncIterable<Uint8Array>, afterEach?: () => Promise<
 
 describe('bodyGuardsOf', () => {
   it.each([
-    [{}, { idleMs: 30_000, minBytesPerSecond: 1024, rateWindowMs: 30_000 }],
-    [{ idleTimeoutMs: 0 }, { idleMs: 0, minBytesPerSecond: 1024, rateWindowMs: 30_000 }],
-    [{ minBytesPerSecond: 0 }, { idleMs: 30_000, minBytesPerSecond: 0, rateWindowMs: 0 }],
-    [{ rateWindowMs: 0 }, { idleMs: 30_000, minBytesPerSecond: 0, rateWindowMs: 0 }],
+    [{}, { idleMs: 30_000, minBytesPerSecond: 1024, rateWindowMs: 30_000, leastPerWindow: 30_720 }],
+    [
+      { idleTimeoutMs: 0 },
+      { idleMs: 0, minBytesPerSecond: 1024, rateWindowMs: 30_000, leastPerWindow: 30_720 },
+    ],
+    [{ minBytesPerSecond: 0 }, { idleMs: 30_000, minBytesPerSecond: 0, rateWindowMs: 0, leastPerWindow: 0 }],
+    [{ rateWindowMs: 0 }, { idleMs: 30_000, minBytesPerSecond: 0, rateWindowMs: 0, leastPerWindow: 0 }],
     [
       { minBytesPerSecond: 10, rateWindowMs: 500 },
-      { idleMs: 30_000, minBytesPerSecond: 10, rateWindowMs: 500 },
+      { idleMs: 30_000, minBytesPerSecond: 10, rateWindowMs: 500, leastPerWindow: 5 },
     ],
   ])('%j → %j', (options, guards) => {
     expect(bodyGuardsOf(options)).toEqual(guards);

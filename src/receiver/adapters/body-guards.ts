@@ -14,11 +14,13 @@ export interface BodyGuardOptions {
   rateWindowMs?: number;
 }
 
-/** The guards in force, defaults filled in; 0 means off. */
+/** The guards in force, defaults filled in; 0 means off. Resolved once per handler. */
 export interface BodyGuards {
   idleMs: number;
   minBytesPerSecond: number;
   rateWindowMs: number;
+  /** The bytes a whole rate window must bring. */
+  leastPerWindow: number;
 }
 
 export function bodyGuardsOf(options: BodyGuardOptions): BodyGuards {
@@ -29,7 +31,13 @@ export function bodyGuardsOf(options: BodyGuardOptions): BodyGuards {
     idleMs: options.idleTimeoutMs ?? 30_000,
     minBytesPerSecond: rateOn ? minBytesPerSecond : 0,
     rateWindowMs: rateOn ? rateWindowMs : 0,
+    leastPerWindow: rateOn ? (minBytesPerSecond * rateWindowMs) / 1000 : 0,
   };
+}
+
+/** Whether any guard is on: with none, a body is read as it is. */
+export function guardsOn(guards: BodyGuards): boolean {
+  return guards.idleMs > 0 || guards.rateWindowMs > 0;
 }
 
 export function idleTimeoutError(idleMs: number): ReceiverError {
@@ -53,10 +61,8 @@ const TIMER = Symbol('timer');
  */
 export async function* guardedWebBody(
   body: ReadableStream<Uint8Array>,
-  options: BodyGuardOptions,
+  guards: BodyGuards,
 ): AsyncGenerator<Uint8Array> {
-  const guards = bodyGuardsOf(options);
-  const least = (guards.minBytesPerSecond * guards.rateWindowMs) / 1000;
   const reader = body.getReader();
   let done = false;
   // The current rate window: time spent waiting for the sender, and what it sent meanwhile.
@@ -64,7 +70,7 @@ export async function* guardedWebBody(
   let sent = 0;
   const closeWindowIfDue = () => {
     if (guards.rateWindowMs === 0 || waitedMs < guards.rateWindowMs) return;
-    if (sent < least) throw slowBodyError(guards);
+    if (sent < guards.leastPerWindow) throw slowBodyError(guards);
     waitedMs = 0;
     sent = 0;
   };

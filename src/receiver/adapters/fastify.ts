@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Receiver, ReceiverRequest } from '../receiver.ts';
+import { bodyGuardsOf } from './body-guards.ts';
 import { continuingOnRead, type NodeHandlerOptions, nodeBodyOf, watchBody } from './node-http.ts';
 
 /** The receiver and its route; the idle timeout and minimum rate are those of `nodeHandler`. */
@@ -55,6 +56,7 @@ export const fastifyReceiver: FastifyPluginAsync<FastifyReceiverOptions> = async
   instance.removeAllContentTypeParsers();
   instance.addContentTypeParser('*', (_request, _payload, done) => done(null));
   const path = options.path ?? '/';
+  const guards = bodyGuardsOf(options);
   if (typeof instance.server?.listenerCount === 'function') {
     deferContinue(instance.server, `${instance.prefix}${path}`.replace(/\/{2,}/g, '/'));
   }
@@ -64,7 +66,7 @@ export const fastifyReceiver: FastifyPluginAsync<FastifyReceiverOptions> = async
     try {
       body = request.body instanceof Uint8Array ? request.body : nodeBodyOf(request.raw);
       if (body === request.raw) {
-        watchBody(request.raw, options);
+        watchBody(request.raw, guards);
         if (continueDeferred.has(request.raw)) body = continuingOnRead(request.raw, reply.raw);
       }
     } catch (error) {

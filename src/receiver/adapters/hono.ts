@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Receiver } from '../receiver.ts';
-import type { BodyGuardOptions } from './body-guards.ts';
+import { type BodyGuardOptions, bodyGuardsOf } from './body-guards.ts';
 import { watchBody } from './node-http.ts';
 import { webHandler } from './web.ts';
 
@@ -25,12 +25,14 @@ export function honoHandler(
   receiver: Receiver,
   options: BodyGuardOptions = {},
 ): (c: HonoContextLike) => Promise<Response> {
+  const guards = bodyGuardsOf(options);
+  // On Node the guards watch the request underneath, so the Web body is read as it is.
   const onNode = webHandler(receiver, { idleTimeoutMs: 0, minBytesPerSecond: 0 });
   const onWeb = webHandler(receiver, options);
   return (c) => {
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
     if (!incoming || typeof incoming.setTimeout !== 'function') return onWeb(c.req.raw);
-    watchBody(incoming, options);
+    watchBody(incoming, guards);
     return onNode(c.req.raw);
   };
 }

@@ -87,12 +87,11 @@ function lingerOnClose(req: IncomingMessage): void {
 /** Fails a body that keeps trickling: fewer than the minimum rate over a whole window. */
 function watchRate(req: IncomingMessage, guards: BodyGuards): void {
   const socket = req.socket;
-  const least = (guards.minBytesPerSecond * guards.rateWindowMs) / 1000;
   let mark = socket.bytesRead;
   const timer = setInterval(() => {
     const read = socket.bytesRead - mark;
     mark = socket.bytesRead;
-    if (read < least) req.destroy(slowBodyError(guards));
+    if (read < guards.leastPerWindow) req.destroy(slowBodyError(guards));
   }, guards.rateWindowMs);
   timer.unref();
   const stop = () => clearInterval(timer);
@@ -102,11 +101,11 @@ function watchRate(req: IncomingMessage, guards: BodyGuards): void {
 
 /**
  * Fails the request, with `timeout`, when its body sends nothing for the idle timeout or
- * arrives slower than the minimum rate; both stop once the body is in.
+ * arrives slower than the minimum rate (`bodyGuardsOf` the options); both stop once the body
+ * is in.
  */
-export function watchBody(req: IncomingMessage, options: BodyGuardOptions): void {
+export function watchBody(req: IncomingMessage, guards: BodyGuards): void {
   if (req.complete) return;
-  const guards = bodyGuardsOf(options);
   if (guards.rateWindowMs > 0) watchRate(req, guards);
   if (guards.idleMs > 0) {
     req.setTimeout(guards.idleMs, () => req.destroy(idleTimeoutError(guards.idleMs)));
@@ -147,8 +146,9 @@ export function continuingOnRead(req: IncomingMessage, res: ServerResponse): Asy
  * server.on('checkContinue', handler.checkContinue); // optional: refuse before the upload
  */
 export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}): NodeHandler {
+  const guards = bodyGuardsOf(options);
   const handle = async (req: IncomingMessage, res: ServerResponse, continueOnRead: boolean) => {
-    watchBody(req, options);
+    watchBody(req, guards);
     let body: ReceiverRequest['body'];
     try {
       body = nodeBodyOf(req);

@@ -1,6 +1,6 @@
 import type { Receiver } from '../receiver.ts';
 import { ReceiverError } from '../receiver-error.ts';
-import { type BodyGuardOptions, guardedWebBody } from './body-guards.ts';
+import { type BodyGuardOptions, bodyGuardsOf, guardedWebBody, guardsOn } from './body-guards.ts';
 
 /**
  * A `Request → Response` handler for Web-standard runtimes: Next.js route handlers, Hono,
@@ -16,6 +16,8 @@ export function webHandler(
   receiver: Receiver,
   options: BodyGuardOptions = {},
 ): (request: Request) => Promise<Response> {
+  const guards = bodyGuardsOf(options);
+  const guarded = guardsOn(guards);
   return async (request) => {
     const failure = request.bodyUsed
       ? new ReceiverError(
@@ -23,7 +25,8 @@ export function webHandler(
           'the request body was already read; hand the receiver the untouched Request',
         )
       : undefined;
-    const body = failure || !request.body ? null : guardedWebBody(request.body, options);
+    const stream = failure ? null : request.body;
+    const body = stream && guarded ? guardedWebBody(stream, guards) : stream;
     const response = await receiver.handle({
       header: (name) => request.headers.get(name) ?? undefined,
       body,
