@@ -10,7 +10,7 @@
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import express, { type Express } from 'express';
-import { createReceiver, expressHandler, type Receiver } from '../src/receiver/index.ts';
+import { createReceiver, deferContinue, expressHandler, type Receiver } from '../src/receiver/index.ts';
 
 export interface ExampleOptions {
   /** Where result files and the receipts database go. Default `./callbacks`. */
@@ -55,6 +55,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     const { port } = server.address() as AddressInfo;
     console.error(`receiving callbacks on http://${host}:${port}/callbacks`);
   });
+  // A sender that asks `Expect: 100-continue` (curl, for large files) learns of a refusal
+  // (too large, unsigned) before it uploads the file.
+  deferContinue(server, '/callbacks');
   const stop = () => server.close(() => void receiver.close());
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { createReceiver, honoHandler, type Receiver } from '../src/receiver/index.ts';
+import { createReceiver, deferContinue, honoHandler, type Receiver } from '../src/receiver/index.ts';
 
 export interface ExampleOptions {
   /** Where result files and the receipts database go. Default `./callbacks`. */
@@ -54,6 +54,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
       console.error(`receiving callbacks on http://${hostname}:${info.port}/callbacks`);
     },
   );
+  // A sender that asks `Expect: 100-continue` (curl, for large files) learns of a refusal
+  // (too large, unsigned) before it uploads the file.
+  deferContinue(server, '/callbacks');
   const stop = () => server.close(() => void receiver.close());
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -10,7 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { createReceiver, nodeHandler, type Receiver } from '../src/receiver/index.ts';
+import { createReceiver, deferContinue, nodeHandler, type Receiver } from '../src/receiver/index.ts';
 
 export interface ExampleOptions {
   /** Where result files and the receipts database go. Default `./callbacks`. */
@@ -42,9 +42,7 @@ export function createApp(options: ExampleOptions = {}): { server: Server; recei
   const server = createServer((req, res) => (isCallback(req) ? void handle(req, res) : notFound(res)));
   // A sender that asks `Expect: 100-continue` (curl, for large files) learns of a refusal
   // (too large, unsigned) before it uploads the file.
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) =>
-    isCallback(req) ? void handle.checkContinue(req, res) : notFound(res),
-  );
+  deferContinue(server, '/callbacks');
   return { server, receiver };
 }
 

@@ -160,11 +160,24 @@ async function runExample(name: string, cwd: string, env: Record<string, string>
 describe.each(['node-http.ts', 'express.ts', 'fastify.ts', 'hono.ts'])(
   'examples/%s run as a program',
   (name) => {
-    it('prints its URL on stderr and stores a callback in ./callbacks', async () => {
+    it('prints its URL on stderr, stores a callback in ./callbacks, refuses an unsigned one before its upload', async () => {
       const cwd = await tempDir();
       const secret = newSecret();
       const url = await runExample(name, cwd, { WEBHOOK_SECRET: `${newSecret()} ${secret}` });
       await expectReceived(url, join(cwd, 'callbacks'), secret);
+
+      // curl asks Expect: 100-continue for a file over 1 MiB; unsigned, it is refused before the upload.
+      const file = join(cwd, 'upload.jpg');
+      await writeFile(file, jpegBytes(2 * 1024 * 1024));
+      const fields = ['status=success', 'id_gen=unsigned', 'time_gen=1700000000', `result_pv=@${file}`];
+      const { stdout, stderr } = await run('/usr/bin/curl', [
+        ...['--silent', '--show-error', '--verbose', '--noproxy', '*', '--max-time', '10'],
+        ...['-H', 'Expect: 100-continue', '--expect100-timeout', '5'],
+        ...fields.flatMap((field) => ['-F', field]),
+        url,
+      ]);
+      expect(stderr).not.toContain('100 Continue');
+      expect(JSON.parse(stdout)).toEqual({ error: { code: 'bad_signature', message: expect.any(String) } });
     });
   },
 );

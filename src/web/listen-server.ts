@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { basename, join } from 'node:path';
 import {
   createReceiver,
+  deferContinue,
   type NodeHandlerOptions,
   nodeHandler,
   type Receiver,
@@ -81,11 +82,7 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
   const server = createServer((req, res) => answer(res, route(req, res)));
   // A callback refused on its headers (too large, not multipart, unsigned) is answered before
   // a sender that asked `Expect: 100-continue` (curl, for files over 1 MiB) uploads its file.
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method === 'POST') return answer(res, receive.checkContinue(req, res));
-    res.writeContinue();
-    answer(res, route(req, res));
-  });
+  deferContinue(server, (req) => req.method === 'POST');
   // A large upload may take long; the receiver's idle timeout guards against stalls instead.
   server.requestTimeout = 0;
   server.headersTimeout = 15_000;

@@ -1,17 +1,26 @@
 /**
- * `Expect: 100-continue` through `nodeHandler(…).checkContinue`: a sender that asks first gets
- * `100 Continue` only for a callback whose headers pass, and its 500 before it uploads otherwise.
- * Spoken over a raw socket, so the test sees exactly what the server sends and when.
+ * `Expect: 100-continue`: a sender that asks first gets `100 Continue` only for a callback whose
+ * headers pass, and its 500 before it uploads otherwise, on every Node server: node:http (with
+ * `nodeHandler(…).checkContinue` or `deferContinue`), Express and Hono (`deferContinue`) and the
+ * Fastify plugin (by itself). Spoken over a raw socket, so the test sees exactly what the server
+ * sends and when.
  */
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import express from 'express';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import {
   createReceiver,
+  deferContinue,
+  expressHandler,
   fastifyReceiver,
+  honoHandler,
   MemoryReceiptStore,
   nodeHandler,
+  type Receiver,
   type ReceiverOptions,
 } from '../../src/receiver/index.ts';
 import { listen } from './adapters.ts';
@@ -34,6 +43,55 @@ async function startNodeServer(options: Partial<ReceiverOptions> = {}): Promise<
   return { out, port: running.port, close: running.close };
 }
 
+/** A receiver on a fresh directory, and the server `serve` builds around it, deferred on `/callbacks`. */
+async function startDeferred(
+  options: Partial<ReceiverOptions>,
+  serve: (receiver: Receiver) => Server | Promise<Server>,
+): Promise<ContinueServer> {
+  const out = await tempDir();
+  const receiver = createReceiver({ out, store: new MemoryReceiptStore(), ...options });
+  const server = await serve(receiver);
+  deferContinue(server, '/callbacks');
+  const running = await listen(server);
+  return { out, port: running.port, close: running.close };
+}
+
+/** An app's own route beside the receiver's: answers the length of the body it read. */
+const OTHER_ROUTE = '/other';
+
+/** node:http with `deferContinue`, and a route of its own beside the receiver's. */
+const startDeferredNode = (options: Partial<ReceiverOptions> = {}) =>
+  startDeferred(options, (receiver) => {
+    const handle = nodeHandler(receiver);
+    return createServer((req, res) => {
+      if (req.url === '/callbacks') return void handle(req, res);
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => res.end(JSON.stringify({ length: Buffer.concat(chunks).length })));
+    });
+  });
+
+/** Express 5 with `deferContinue` on the server `app.listen()` would make. */
+const startExpress = (options: Partial<ReceiverOptions> = {}) =>
+  startDeferred(options, (receiver) => {
+    const app = express();
+    app.post('/callbacks', expressHandler(receiver));
+    app.post(OTHER_ROUTE, express.raw({ type: '*/*', limit: '1mb' }), (req, res) => {
+      res.json({ length: (req.body as Buffer).length });
+    });
+    return createServer(app);
+  });
+
+/** Hono on @hono/node-server with `deferContinue` on the server `serve()` returns. */
+const startHono = (options: Partial<ReceiverOptions> = {}) =>
+  startDeferred(options, (receiver) => {
+    const app = new Hono();
+    app.post('/callbacks', honoHandler(receiver));
+    app.post(OTHER_ROUTE, async (c) => c.json({ length: (await c.req.arrayBuffer()).byteLength }));
+    // The server serve() would make, not listening yet: the harness listens on a free port.
+    return createAdaptorServer({ fetch: app.fetch }) as Server;
+  });
+
 /** Fastify with the plugin under a prefix, and a route of the app's own beside it. */
 async function startFastifyServer(options: Partial<ReceiverOptions> = {}): Promise<ContinueServer> {
   const out = await tempDir();
@@ -47,7 +105,10 @@ async function startFastifyServer(options: Partial<ReceiverOptions> = {}): Promi
 }
 
 const SERVERS = [
-  { name: 'node:http', start: startNodeServer },
+  { name: 'node:http (handler.checkContinue)', start: startNodeServer },
+  { name: 'node:http (deferContinue)', start: startDeferredNode },
+  { name: 'Express 5 (deferContinue)', start: startExpress },
+  { name: 'Hono (deferContinue)', start: startHono },
   { name: 'Fastify 5', start: startFastifyServer },
 ];
 
@@ -166,12 +227,19 @@ describe.each(SERVERS)('$name: Expect: 100-continue', ({ start: startServer }) =
   );
 });
 
-describe("Fastify 5: Expect: 100-continue on the app's other routes", () => {
+const WITH_OTHER_ROUTES = [
+  { name: 'node:http (deferContinue)', start: startDeferredNode },
+  { name: 'Express 5 (deferContinue, express.raw on the other route)', start: startExpress },
+  { name: 'Hono (deferContinue)', start: startHono },
+  { name: 'Fastify 5', start: startFastifyServer },
+];
+
+describe.each(WITH_OTHER_ROUTES)("$name: Expect: 100-continue on the app's other routes", ({ start }) => {
   it("answers 100 Continue at once on a route that is not the receiver's", async () => {
-    const server = await startFastifyServer();
+    const server = await start();
     try {
       const callback = await wire();
-      const { socket, received } = askFirst(server.port, callback, {}, '/other');
+      const { socket, received } = askFirst(server.port, callback, {}, OTHER_ROUTE);
       await received.until((text) => text.includes('\r\n\r\n'));
       expect(received.text()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
       socket.write(callback.body);
@@ -182,5 +250,48 @@ describe("Fastify 5: Expect: 100-continue on the app's other routes", () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('deferContinue', () => {
+  it('sends 100 Continue when something other than a receiver reads a deferred body first', async () => {
+    // A body parser in front of the route reads the body: the sender must not be left waiting.
+    const out = await tempDir();
+    const receiver = createReceiver({ out, store: new MemoryReceiptStore() });
+    const app = express();
+    app.post(
+      '/callbacks',
+      express.raw({ type: 'multipart/form-data', limit: '1mb' }),
+      expressHandler(receiver),
+    );
+    const server = createServer(app);
+    deferContinue(server, '/callbacks');
+    const running = await listen(server);
+    try {
+      const callback = await wire();
+      const { socket, received } = askFirst(running.port, callback);
+      await received.until((text) => text.includes('\r\n\r\n'));
+      expect(received.text()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+      socket.write(callback.body);
+      const answer = finalAnswer(await received.until((text) => finalAnswer(text) !== null));
+      socket.destroy();
+      expect(answer).toEqual({
+        status: 200,
+        body: { received: true, id_gen: callback.id, duplicate: false },
+      });
+      await expectFile(`${out}/${callback.id}.jpg`, callback.file);
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('adds routes to one listener when called again, and refuses a server with a listener of its own', () => {
+    const server = createServer();
+    deferContinue(server, '/a');
+    deferContinue(server, ['/b', '/c']);
+    expect(server.listenerCount('checkContinue')).toBe(1);
+    const own = createServer();
+    own.on('checkContinue', () => {});
+    expect(() => deferContinue(own, '/a')).toThrow(/checkContinue listener of its own/);
   });
 });

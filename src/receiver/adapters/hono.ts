@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Receiver } from '../receiver.ts';
 import { type BodyGuardOptions, bodyGuardsOf } from './body-guards.ts';
+import { claimContinue } from './expect-continue.ts';
 import { watchBody } from './node-http.ts';
-import { webHandler } from './web.ts';
+import { answerWebRequest } from './web.ts';
 
 /** The part of Hono's `Context` the adapter needs. */
 interface HonoContextLike {
@@ -13,9 +14,11 @@ interface HonoContextLike {
 
 /**
  * A Hono handler: `app.post('/callbacks', honoHandler(receiver))`. Hono's own `parseBody` is
- * bypassed, so the file streams instead of being buffered. The body is read with the idle
- * timeout and minimum upload rate of `options`: on @hono/node-server they watch the Node
- * request underneath, as `nodeHandler` does; on other runtimes, the Web body (`webHandler`).
+ * bypassed, so the file streams instead of being buffered. On @hono/node-server, with
+ * `deferContinue(server, path)`, a sender that asks `Expect: 100-continue` gets it only once
+ * the callback's headers pass. The body is read with the idle timeout and minimum upload rate
+ * of `options`: on @hono/node-server they watch the Node request underneath, as `nodeHandler`
+ * does; on other runtimes, the Web body (`webHandler`).
  *
  * @example
  * const app = new Hono();
@@ -27,12 +30,15 @@ export function honoHandler(
 ): (c: HonoContextLike) => Promise<Response> {
   const guards = bodyGuardsOf(options);
   // On Node the guards watch the request underneath, so the Web body is read as it is.
-  const onNode = webHandler(receiver, { idleTimeoutMs: 0, minBytesPerSecond: 0 });
-  const onWeb = webHandler(receiver, options);
+  const unguarded = bodyGuardsOf({ idleTimeoutMs: 0, minBytesPerSecond: 0 });
   return (c) => {
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-    if (!incoming || typeof incoming.setTimeout !== 'function') return onWeb(c.req.raw);
+    if (!incoming || typeof incoming.setTimeout !== 'function') {
+      return answerWebRequest(receiver, c.req.raw, guards, null);
+    }
+    // Claimed before the Web body is touched: a deferred 100 Continue waits for the headers' checks.
+    const deferredContinue = claimContinue(incoming);
     watchBody(incoming, guards);
-    return onNode(c.req.raw);
+    return answerWebRequest(receiver, c.req.raw, unguarded, deferredContinue);
   };
 }

@@ -9,6 +9,7 @@ import {
   idleTimeoutError,
   slowBodyError,
 } from './body-guards.ts';
+import { claimContinue, continuingOnRead, sendContinue } from './expect-continue.ts';
 
 /** The body guards of a Node request: see `BodyGuardOptions`. */
 export type NodeHandlerOptions = BodyGuardOptions;
@@ -126,16 +127,6 @@ export type NodeHandler = ((req: IncomingMessage, res: ServerResponse) => Promis
   checkContinue: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 };
 
-/** The live body, with `100 Continue` sent when the receiver starts to read it. */
-export function continuingOnRead(req: IncomingMessage, res: ServerResponse): AsyncIterable<Uint8Array> {
-  return {
-    [Symbol.asyncIterator]() {
-      if (!res.headersSent) res.writeContinue();
-      return req[Symbol.asyncIterator]();
-    },
-  };
-}
-
 /**
  * A `(req, res)` handler for `node:http` (and Express, Connect and anything else built on it).
  *
@@ -148,6 +139,8 @@ export function continuingOnRead(req: IncomingMessage, res: ServerResponse): Asy
 export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}): NodeHandler {
   const guards = bodyGuardsOf(options);
   const handle = async (req: IncomingMessage, res: ServerResponse, continueOnRead: boolean) => {
+    // Claimed before anything reads the body: the 100 Continue then waits for the headers' checks.
+    const deferredContinue = continueOnRead ? () => sendContinue(res) : claimContinue(req);
     watchBody(req, guards);
     let body: ReceiverRequest['body'];
     try {
@@ -156,7 +149,7 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
       sendNodeResponse(res, await receiver.handle({ header: () => undefined, body: null, failure: error }));
       return;
     }
-    if (continueOnRead && body === req) body = continuingOnRead(req, res);
+    if (deferredContinue && body === req) body = continuingOnRead(req, deferredContinue);
     const response = await receiver.handle({ header: (name) => headerOf(req, name), body });
     sendNodeResponse(res, response);
   };

@@ -1,6 +1,13 @@
 import type { Receiver } from '../receiver.ts';
 import { ReceiverError } from '../receiver-error.ts';
-import { type BodyGuardOptions, bodyGuardsOf, guardedWebBody, guardsOn } from './body-guards.ts';
+import {
+  type BodyGuardOptions,
+  type BodyGuards,
+  bodyGuardsOf,
+  guardedWebBody,
+  guardsOn,
+} from './body-guards.ts';
+import { continuingOnRead } from './expect-continue.ts';
 
 /**
  * A `Request → Response` handler for Web-standard runtimes: Next.js route handlers, Hono,
@@ -17,23 +24,35 @@ export function webHandler(
   options: BodyGuardOptions = {},
 ): (request: Request) => Promise<Response> {
   const guards = bodyGuardsOf(options);
-  const guarded = guardsOn(guards);
-  return async (request) => {
-    const failure = request.bodyUsed
-      ? new ReceiverError(
-          'body_consumed',
-          'the request body was already read; hand the receiver the untouched Request',
-        )
-      : undefined;
-    const stream = failure ? null : request.body;
-    const body = stream && guarded ? guardedWebBody(stream, guards) : stream;
-    const response = await receiver.handle({
-      header: (name) => request.headers.get(name) ?? undefined,
-      body,
-      failure,
-    });
-    const headers = new Headers(response.headers);
-    if (response.closeConnection) headers.set('connection', 'close');
-    return new Response(response.body, { status: response.status, headers });
-  };
+  return (request) => answerWebRequest(receiver, request, guards, null);
+}
+
+/**
+ * Answers one Web request. `onRead`, when given, is called as the receiver starts reading the
+ * body, that is once the callback's headers passed (a deferred `100 Continue`, on Node).
+ */
+export async function answerWebRequest(
+  receiver: Receiver,
+  request: Request,
+  guards: BodyGuards,
+  onRead: (() => void) | null,
+): Promise<Response> {
+  const failure = request.bodyUsed
+    ? new ReceiverError(
+        'body_consumed',
+        'the request body was already read; hand the receiver the untouched Request',
+      )
+    : undefined;
+  const stream = failure ? null : request.body;
+  let body: AsyncIterable<Uint8Array> | null =
+    stream && guardsOn(guards) ? guardedWebBody(stream, guards) : stream;
+  if (body && onRead) body = continuingOnRead(body, onRead);
+  const response = await receiver.handle({
+    header: (name) => request.headers.get(name) ?? undefined,
+    body,
+    failure,
+  });
+  const headers = new Headers(response.headers);
+  if (response.closeConnection) headers.set('connection', 'close');
+  return new Response(response.body, { status: response.status, headers });
 }
