@@ -19,6 +19,7 @@ import {
 import { DiskSink } from './disk-sink.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
 import { type ErrorBody, errorBodyOf, ReceiverError } from './receiver-error.ts';
+import { checkContentEncoding, feed } from './request-body.ts';
 import { SqliteReceiptStore } from './sqlite-receipt-store.ts';
 
 /** A request as an adapter hands it over: a header lookup and the body, live or already read. */
@@ -124,58 +125,6 @@ const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 export function fileNameFor(idGen: string): string {
   if (SAFE_NAME.test(idGen) && !idGen.includes('..')) return idGen;
   return `_${createHash('sha256').update(idGen, 'utf8').digest('hex')}`;
-}
-
-/**
- * A compressed body is refused by name: its bytes are not the multipart body (nor what a
- * signature covers), and the decoder would only report a missing delimiter.
- */
-function checkContentEncoding(encoding: string | undefined): void {
-  if (encoding === undefined) return;
-  const codings = encoding.split(',').map((coding) => coding.trim().toLowerCase());
-  if (codings.every((coding) => coding === 'identity' || coding === '')) return;
-  throw new ReceiverError(
-    'unsupported_encoding',
-    `the body has Content-Encoding ${encoding}; a callback is accepted only as the multipart bytes themselves`,
-  );
-}
-
-/** Reads the body into the decoder (and the verifier), bounded in size. */
-async function feed(
-  body: ReceiverRequest['body'],
-  decoder: CallbackDecoder,
-  verifier: SignatureVerifier | null,
-  maxBodyBytes: number,
-): Promise<void> {
-  if (body === null) return;
-  if (body instanceof Uint8Array) {
-    if (body.length > maxBodyBytes) throw tooLarge(maxBodyBytes);
-    verifier?.update(body);
-    await decoder.write(body);
-    return;
-  }
-  const chunks = body[Symbol.asyncIterator]();
-  let total = 0;
-  for (;;) {
-    let next: IteratorResult<Uint8Array>;
-    try {
-      next = await chunks.next();
-    } catch (error) {
-      if (error instanceof ReceiverError || error instanceof ProtocolError) throw error;
-      throw new ReceiverError('aborted', 'the request ended before its body was complete', { cause: error });
-    }
-    if (next.done) return;
-    const chunk = next.value;
-    total += chunk.length;
-    if (total > maxBodyBytes) throw tooLarge(maxBodyBytes);
-    verifier?.update(chunk);
-    const pending = decoder.write(chunk);
-    if (pending) await pending;
-  }
-}
-
-function tooLarge(maxBodyBytes: number): ProtocolError {
-  return new ProtocolError('body_too_large', `the body is larger than ${maxBodyBytes} bytes`);
 }
 
 function receiptOf(callback: ReceivedCallback): Receipt {
