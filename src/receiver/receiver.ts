@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { emitWarning } from 'node:process';
 import {
+  boundaryOf,
   CallbackDecoder,
   DEFAULT_LIMITS,
   type ErrorCallback,
@@ -142,6 +143,22 @@ function receiptOf(callback: ReceivedCallback): Receipt {
     sha256: success?.sha256 ?? null,
     received_at: new Date().toISOString(),
   };
+}
+
+/**
+ * What an adapter's failure means for the sender. A body parser in front of the receiver reads
+ * JSON or a form that was never a callback: that body is not multipart, which says more than
+ * that a parser read it first.
+ */
+function failureOf(request: ReceiverRequest): unknown {
+  const { failure } = request;
+  if (failure instanceof ReceiverError && failure.code === 'body_consumed') {
+    const framing = boundaryOf(request.header('content-type'));
+    if ('code' in framing && framing.code === 'not_multipart') {
+      return new ProtocolError('not_multipart', framing.error);
+    }
+  }
+  return failure;
 }
 
 function json(status: 200 | 500, body: unknown, closeConnection = false): ReceiverResponse {
@@ -317,7 +334,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
       const sinks: DiskSink[] = [];
       let callback: ReceivedCallback | null = null;
       try {
-        if (request.failure !== undefined) throw request.failure;
+        if (request.failure !== undefined) throw failureOf(request);
         const decoded = await decode(request, sinks);
         const result = await accept(decoded, sinks[0]);
         const duplicate = 'duplicateOf' in result;

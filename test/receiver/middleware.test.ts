@@ -36,6 +36,17 @@ describe('Express middleware in front of the receiver', () => {
     expect((await send(harness.url, callback)).status).toBe(200);
     await expectFile(join(harness.out, `${callback.id}.mp4`), callback.file);
     expect(harness.successes).toHaveLength(1);
+
+    // A JSON or form body sent to the callback route is parsed by them, and still is no callback.
+    const notCallbacks: [string, string][] = [
+      ['application/json', '{"status":"success"}'],
+      ['application/x-www-form-urlencoded', 'status=success&id_gen=x'],
+    ];
+    for (const [type, text] of notCallbacks) {
+      const answer = await post(harness.url, Buffer.from(text), { 'content-type': type });
+      expect(answer.status).toBe(500);
+      expect(answer.body.error?.code).toBe('not_multipart');
+    }
   });
 
   it('works with express.raw() for multipart: the receiver takes the Buffer', async () => {

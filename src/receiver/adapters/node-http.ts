@@ -146,7 +146,10 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
     try {
       body = nodeBodyOf(req);
     } catch (error) {
-      sendNodeResponse(res, await receiver.handle({ header: () => undefined, body: null, failure: error }));
+      sendNodeResponse(
+        res,
+        await receiver.handle({ header: (name) => headerOf(req, name), body: null, failure: error }),
+      );
       return;
     }
     if (deferredContinue && body === req) body = continuingOnRead(req, deferredContinue);
