@@ -285,6 +285,26 @@ describe('deferContinue', () => {
     }
   });
 
+  it('answers 100 Continue at once when a route test throws', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('{"length":0}'));
+    });
+    deferContinue(server, () => {
+      throw new Error('a broken route test');
+    });
+    const running = await listen(server);
+    try {
+      const callback = await wire();
+      const { socket, received } = askFirst(running.port, callback);
+      await received.until((text) => text.includes('\r\n\r\n'));
+      socket.destroy();
+      expect(received.text()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+    } finally {
+      await running.close();
+    }
+  });
+
   it('adds routes to one listener when called again, and refuses a server with a listener of its own', () => {
     const server = createServer();
     deferContinue(server, '/a');

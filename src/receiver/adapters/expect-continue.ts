@@ -25,6 +25,15 @@ function matcherOf(route: ContinueRoute): (req: IncomingMessage) => boolean {
   return (req) => req.method === 'POST' && paths.has((req.url ?? '/').split('?', 1)[0]!);
 }
 
+/** A route test that throws defers nothing: the request goes on as Node would have taken it. */
+function matchesSafely(matches: (req: IncomingMessage) => boolean, req: IncomingMessage): boolean {
+  try {
+    return matches(req);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Adds `route` to the server's deferred routes. Returns false, and changes nothing, when the
  * server answers `checkContinue` with a listener of its own.
@@ -37,7 +46,7 @@ export function deferContinueOn(server: EventEmitter, route: ContinueRoute): boo
     routes = list;
     routesOf.set(server, list);
     server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-      if (list.some((matches) => matches(req))) defer(req, res);
+      if (list.some((matches) => matchesSafely(matches, req))) defer(req, res);
       else res.writeContinue();
       server.emit('request', req, res);
     });
