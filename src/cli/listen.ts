@@ -25,6 +25,7 @@ Options:
   --max-header-size SIZE  largest part header block (default 16KiB)
   --idle-timeout DUR    fail an upload that sends nothing for this long (default 30s)
   --min-upload-rate SIZE  fail an upload slower than SIZE a second over 30s (default 1KiB; 0: off)
+  --request-timeout DUR fail an upload not whole this long after it began (default 1h; 0s: off)
   --tolerance DUR       signature timestamp tolerance (default 5m)
 `;
 
@@ -54,6 +55,7 @@ export const listenCommand: Command = {
       'max-header-size': { type: 'string' },
       'idle-timeout': { type: 'string' },
       'min-upload-rate': { type: 'string' },
+      'request-timeout': { type: 'string' },
       tolerance: { type: 'string' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
@@ -82,6 +84,7 @@ export const listenCommand: Command = {
         values['min-upload-rate']?.trim() === '0'
           ? 0
           : sizeFlag('--min-upload-rate', values['min-upload-rate']),
+      requestTimeoutMs: durationFlag('--request-timeout', values['request-timeout'], 3_600_000),
       toleranceSeconds: durationFlag('--tolerance', values.tolerance, 300_000, { min: 1000 }) / 1000,
       onOutcome(outcome) {
         io.stdout.write(`${json ? JSON.stringify(listenRecordOf(outcome)) : listenLineOf(outcome)}\n`);

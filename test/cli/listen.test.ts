@@ -311,6 +311,7 @@ describe('mediahook listen', () => {
       ['--family', 'C'],
       ['--max-file-size', 'lots'],
       ['--min-upload-rate', 'fast'],
+      ['--request-timeout', 'soon'],
       ['--secret', 'nope'],
     ];
     const codes = await Promise.all(

@@ -42,18 +42,18 @@ async function drain(body: AsyncIterable<Uint8Array>, afterEach?: () => Promise<
 }
 
 describe('bodyGuardsOf', () => {
+  const rate = { minBytesPerSecond: 1024, rateWindowMs: 30_000, leastPerWindow: 30_720 };
+  const noRate = { minBytesPerSecond: 0, rateWindowMs: 0, leastPerWindow: 0 };
   it.each([
-    [{}, { idleMs: 30_000, minBytesPerSecond: 1024, rateWindowMs: 30_000, leastPerWindow: 30_720 }],
-    [
-      { idleTimeoutMs: 0 },
-      { idleMs: 0, minBytesPerSecond: 1024, rateWindowMs: 30_000, leastPerWindow: 30_720 },
-    ],
-    [{ minBytesPerSecond: 0 }, { idleMs: 30_000, minBytesPerSecond: 0, rateWindowMs: 0, leastPerWindow: 0 }],
-    [{ rateWindowMs: 0 }, { idleMs: 30_000, minBytesPerSecond: 0, rateWindowMs: 0, leastPerWindow: 0 }],
+    [{}, { idleMs: 30_000, ...rate, requestMs: 0 }],
+    [{ idleTimeoutMs: 0 }, { idleMs: 0, ...rate, requestMs: 0 }],
+    [{ minBytesPerSecond: 0 }, { idleMs: 30_000, ...noRate, requestMs: 0 }],
+    [{ rateWindowMs: 0 }, { idleMs: 30_000, ...noRate, requestMs: 0 }],
     [
       { minBytesPerSecond: 10, rateWindowMs: 500 },
-      { idleMs: 30_000, minBytesPerSecond: 10, rateWindowMs: 500, leastPerWindow: 5 },
+      { idleMs: 30_000, minBytesPerSecond: 10, rateWindowMs: 500, leastPerWindow: 5, requestMs: 0 },
     ],
+    [{ requestTimeoutMs: 60_000 }, { idleMs: 30_000, ...rate, requestMs: 60_000 }],
   ])('%j → %j', (options, guards) => {
     expect(bodyGuardsOf(options)).toEqual(guards);
   });
@@ -94,6 +94,24 @@ describe('guardedWebBody', () => {
       await expect(reading).rejects.toMatchObject({
         code: 'timeout',
         message: expect.stringMatching(/under 2000 bytes\/s/),
+      });
+    } finally {
+      clearInterval(trickle);
+    }
+    expect(body.state.cancelled).toBe(true);
+  });
+
+  it('fails with timeout when the body keeps coming past the request timeout', async () => {
+    const body = pushedBody();
+    // 10 bytes every 20 ms: never idle, and the minimum rate is off; the whole body never comes.
+    const trickle = setInterval(() => body.push(10), 20);
+    try {
+      const reading = drain(
+        guardedWebBody(body.stream, { idleTimeoutMs: 100, minBytesPerSecond: 0, requestTimeoutMs: 200 }),
+      );
+      await expect(reading).rejects.toMatchObject({
+        code: 'timeout',
+        message: expect.stringMatching(/did not arrive whole within 200 ms/),
       });
     } finally {
       clearInterval(trickle);

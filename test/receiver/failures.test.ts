@@ -246,33 +246,66 @@ describe.each(guardedAdapters({ idleTimeoutMs: 200 }))('$name with an idle timeo
   });
 });
 
+/**
+ * Sends `callback` over a raw socket, `bytes` every `everyMs`, until the server closes the
+ * connection; resolves with how many body bytes were sent by then.
+ */
+async function trickle(port: number, callback: Wire, bytes: number, everyMs: number): Promise<number> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(
+    `POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${callback.contentType}\r\n` +
+      `Content-Length: ${callback.body.length}\r\n\r\n`,
+  );
+  socket.resume();
+  // The server's close may reach a write in flight as a reset: that is the end looked for.
+  socket.on('error', () => {});
+  let at = 0;
+  const timer = setInterval(() => {
+    if (socket.destroyed || at >= callback.body.length) return;
+    socket.write(callback.body.subarray(at, at + bytes));
+    at += bytes;
+  }, everyMs);
+  try {
+    await new Promise((resolve) => socket.once('close', resolve));
+  } finally {
+    clearInterval(timer);
+  }
+  return at;
+}
+
+describe.each(guardedAdapters({ requestTimeoutMs: 400 }))('$name with a request timeout', (adapter) => {
+  it('drops an upload still coming when the request timeout is up, keeping nothing', async () => {
+    const harness = await startReceiver(adapter);
+    const callback = await wire({ file: jpegBytes(64 * 1024) });
+    // 1,000 bytes every 20 ms: 50 KB/s, above the default minimum rate and never idle, but the
+    // whole body would take over a second.
+    const at = await trickle(harness.port, callback, 1000, 20);
+    expect(at).toBeLessThan(callback.body.length);
+    await expectNothingKept(harness);
+    expect(harness.outcomes[0]).toMatchObject({
+      verdict: 'rejected',
+      error: { code: 'timeout', message: expect.stringMatching(/within 400 ms/) },
+    });
+    await expectStillServing(harness);
+  });
+
+  it('takes an upload that is whole in time', async () => {
+    const harness = await startReceiver(adapter);
+    const callback = await wire({ file: jpegBytes(256 * 1024) });
+    expect((await send(harness.url, callback)).status).toBe(200);
+    await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+  });
+});
+
 describe.each(guardedAdapters({ minBytesPerSecond: 4000, rateWindowMs: 500 }))(
   '$name with a minimum upload rate',
   (adapter) => {
     it('drops an upload that trickles in under the rate though never idle, keeping nothing', async () => {
       const harness = await startReceiver(adapter);
       const callback = await wire({ file: jpegBytes(64 * 1024) });
-      const socket = connect(harness.port, '127.0.0.1');
-      await once(socket, 'connect');
-      socket.write(
-        `POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${callback.contentType}\r\n` +
-          `Content-Length: ${callback.body.length}\r\n\r\n`,
-      );
-      socket.resume();
-      // The server's close may reach a write in flight as a reset: that is the end looked for.
-      socket.on('error', () => {});
       // 100 bytes every 50 ms: 2,000 bytes/s, never silent for long, half the rate asked for.
-      let at = 0;
-      const trickle = setInterval(() => {
-        if (socket.destroyed || at >= callback.body.length) return;
-        socket.write(callback.body.subarray(at, at + 100));
-        at += 100;
-      }, 50);
-      try {
-        await new Promise((resolve) => socket.once('close', resolve));
-      } finally {
-        clearInterval(trickle);
-      }
+      const at = await trickle(harness.port, callback, 100, 50);
       expect(at).toBeLessThan(callback.body.length);
       await expectNothingKept(harness);
       expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code: 'timeout' } });

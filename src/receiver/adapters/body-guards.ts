@@ -12,6 +12,12 @@ export interface BodyGuardOptions {
   minBytesPerSecond?: number;
   /** The window the minimum rate is measured over (ms). Default 30 s. */
   rateWindowMs?: number;
+  /**
+   * Fail a request whose whole body has not arrived this long after the receiver started on it
+   * (ms), however steadily it comes. Default 0: off (a Node server's own `requestTimeout` still
+   * applies, answered by Node with a 408).
+   */
+  requestTimeoutMs?: number;
 }
 
 /** The guards in force, defaults filled in; 0 means off. Resolved once per handler. */
@@ -21,6 +27,7 @@ export interface BodyGuards {
   rateWindowMs: number;
   /** The bytes a whole rate window must bring. */
   leastPerWindow: number;
+  requestMs: number;
 }
 
 export function bodyGuardsOf(options: BodyGuardOptions): BodyGuards {
@@ -32,12 +39,17 @@ export function bodyGuardsOf(options: BodyGuardOptions): BodyGuards {
     minBytesPerSecond: rateOn ? minBytesPerSecond : 0,
     rateWindowMs: rateOn ? rateWindowMs : 0,
     leastPerWindow: rateOn ? (minBytesPerSecond * rateWindowMs) / 1000 : 0,
+    requestMs: options.requestTimeoutMs ?? 0,
   };
 }
 
 /** Whether any guard is on: with none, a body is read as it is. */
 export function guardsOn(guards: BodyGuards): boolean {
-  return guards.idleMs > 0 || guards.rateWindowMs > 0;
+  return guards.idleMs > 0 || guards.rateWindowMs > 0 || guards.requestMs > 0;
+}
+
+export function requestTimeoutError(requestMs: number): ReceiverError {
+  return new ReceiverError('timeout', `the request body did not arrive whole within ${requestMs} ms`);
 }
 
 export function idleTimeoutError(idleMs: number): ReceiverError {
@@ -57,13 +69,15 @@ const TIMER = Symbol('timer');
  * A Web body stream read with the idle timeout and the minimum rate: where no Node socket is
  * underneath (Next.js, Deno, Bun, workers). Only the time spent waiting for the sender counts,
  * not the time the receiver spends storing what it read, so a slow disk is never blamed on the
- * sender. A tripped guard cancels the stream and fails the read with `timeout`.
+ * sender; the request timeout, like Node's, counts from the start of the body. A tripped guard
+ * cancels the stream and fails the read with `timeout`.
  */
 export async function* guardedWebBody(
   body: ReadableStream<Uint8Array>,
   guards: BodyGuards,
 ): AsyncGenerator<Uint8Array> {
   const reader = body.getReader();
+  const deadline = guards.requestMs > 0 ? performance.now() + guards.requestMs : Infinity;
   let done = false;
   // The current rate window: time spent waiting for the sender, and what it sent meanwhile.
   let waitedMs = 0;
@@ -83,8 +97,9 @@ export async function* guardedWebBody(
         const idleLeft = guards.idleMs > 0 ? guards.idleMs - (performance.now() - readStarted) : Infinity;
         const windowLeft = guards.rateWindowMs > 0 ? guards.rateWindowMs - waitedMs : Infinity;
         const started = performance.now();
-        result = await raceTimer(read, Math.min(idleLeft, windowLeft));
+        result = await raceTimer(read, Math.min(idleLeft, windowLeft, deadline - started));
         waitedMs += performance.now() - started;
+        if (result === TIMER && performance.now() >= deadline) throw requestTimeoutError(guards.requestMs);
         if (result === TIMER && guards.idleMs > 0 && performance.now() - readStarted >= guards.idleMs) {
           throw idleTimeoutError(guards.idleMs);
         }

@@ -7,6 +7,7 @@ import {
   type BodyGuards,
   bodyGuardsOf,
   idleTimeoutError,
+  requestTimeoutError,
   slowBodyError,
 } from './body-guards.ts';
 import { claimContinue, continuingOnRead, sendContinue } from './expect-continue.ts';
@@ -101,13 +102,23 @@ function watchRate(req: IncomingMessage, guards: BodyGuards): void {
 }
 
 /**
- * Fails the request, with `timeout`, when its body sends nothing for the idle timeout or
- * arrives slower than the minimum rate (`bodyGuardsOf` the options); both stop once the body
- * is in.
+ * Fails the request, with `timeout`, when its body sends nothing for the idle timeout, arrives
+ * slower than the minimum rate, or is not whole by the request timeout (`bodyGuardsOf` the
+ * options); all stop once the body is in.
  */
 export function watchBody(req: IncomingMessage, guards: BodyGuards): void {
   if (req.complete) return;
   if (guards.rateWindowMs > 0) watchRate(req, guards);
+  if (guards.requestMs > 0) {
+    // A body the parser has whole is in, though the receiver may not have read all of it yet.
+    const timer = setTimeout(() => {
+      if (!req.complete) req.destroy(requestTimeoutError(guards.requestMs));
+    }, guards.requestMs);
+    timer.unref();
+    const stop = () => clearTimeout(timer);
+    req.once('end', stop);
+    req.once('close', stop);
+  }
   if (guards.idleMs > 0) {
     req.setTimeout(guards.idleMs, () => req.destroy(idleTimeoutError(guards.idleMs)));
     // The timer is for a silent sender only: once the body is in, a handler slower than the
