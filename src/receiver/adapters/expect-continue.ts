@@ -8,13 +8,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 export type ContinueRoute = string | readonly string[] | ((req: IncomingMessage) => boolean);
 
 /**
- * Requests that asked `Expect: 100-continue` on a deferred route and were not answered yet,
- * with the response that answers them.
+ * Requests that asked `Expect: 100-continue` on a deferred route, with the response that
+ * answers them, until a mediahook handler claims them (it then sends the `100 Continue`).
  */
 const deferred = new WeakMap<IncomingMessage, ServerResponse>();
-
-/** Deferred requests whose body a mediahook handler reads: it sends the `100 Continue`. */
-const claimed = new WeakSet<IncomingMessage>();
 
 /** Per server, the routes whose `100 Continue` waits; one `checkContinue` listener serves them all. */
 const routesOf = new WeakMap<EventEmitter, ((req: IncomingMessage) => boolean)[]>();
@@ -57,10 +54,9 @@ export function deferContinueOn(server: EventEmitter, route: ContinueRoute): boo
 
 /**
  * Makes a Node HTTP server (`node:http`, `node:https`, Express's `app.listen()`,
- * @hono/node-server's `serve()`)
- * answer `Expect: 100-continue` on the callback routes only once the callback's headers pass
- * (size, Content-Type, signature headers): a refused callback gets its 500 before the sender
- * uploads the file. Node otherwise answers `100 Continue` to every such request before any
+ * @hono/node-server's `serve()`) answer `Expect: 100-continue` on the callback routes only once
+ * the callback's headers pass (size, Content-Type, signature headers): a refused callback gets
+ * its 500 before the sender uploads the file. Node otherwise answers `100 Continue` to every such request before any
  * handler sees it. Other routes get `100 Continue` at once, as before. The routes must be
  * served by a mediahook handler (`nodeHandler`, `expressHandler`, `honoHandler`): it is the one
  * that sends the `100 Continue` once it starts reading the body. The Fastify plugin does this
@@ -89,7 +85,7 @@ function defer(req: IncomingMessage, res: ServerResponse): void {
   const read = stream._read;
   stream._read = function firstRead(this: IncomingMessage, size: number) {
     stream._read = read;
-    if (!claimed.has(req)) sendContinue(res);
+    if (deferred.has(req)) sendContinue(res);
     read.call(this, size);
   };
 }
@@ -106,7 +102,7 @@ export function sendContinue(res: ServerResponse): void {
 export function claimContinue(req: IncomingMessage): (() => void) | null {
   const res = deferred.get(req);
   if (!res) return null;
-  claimed.add(req);
+  deferred.delete(req);
   return () => sendContinue(res);
 }
 

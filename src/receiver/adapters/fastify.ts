@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Receiver, ReceiverRequest } from '../receiver.ts';
 import { bodyGuardsOf } from './body-guards.ts';
-import { claimContinue, continuingOnRead, deferContinueOn } from './expect-continue.ts';
-import { type NodeHandlerOptions, nodeBodyOf, watchBody } from './node-http.ts';
+import { claimContinue, deferContinueOn } from './expect-continue.ts';
+import { guardedNodeBody, headerOf, type NodeHandlerOptions } from './node-http.ts';
 
 /** The receiver and its route; the idle timeout and minimum rate are those of `nodeHandler`. */
 export interface FastifyReceiverOptions extends NodeHandlerOptions {
@@ -37,19 +37,15 @@ export const fastifyReceiver: FastifyPluginAsync<FastifyReceiverOptions> = async
     let body: ReceiverRequest['body'] = null;
     const deferredContinue = claimContinue(request.raw);
     try {
-      body = request.body instanceof Uint8Array ? request.body : nodeBodyOf(request.raw);
-      if (body === request.raw) {
-        watchBody(request.raw, guards);
-        if (deferredContinue) body = continuingOnRead(request.raw, deferredContinue);
-      }
+      body =
+        request.body instanceof Uint8Array
+          ? request.body
+          : guardedNodeBody(request.raw, guards, deferredContinue);
     } catch (error) {
       failure = error;
     }
     const response = await options.receiver.handle({
-      header: (name) => {
-        const value = request.headers[name];
-        return Array.isArray(value) ? value.join(', ') : value;
-      },
+      header: (name) => headerOf(request.raw, name),
       body,
       failure,
     });

@@ -35,7 +35,8 @@ export function nodeBodyOf(req: MaybeParsed): ReceiverRequest['body'] {
   return req;
 }
 
-function headerOf(req: IncomingMessage, name: string): string | undefined {
+/** A request header by lower-case name, repeated values joined. */
+export function headerOf(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
 }
@@ -127,6 +128,22 @@ export function watchBody(req: IncomingMessage, guards: BodyGuards): void {
   }
 }
 
+/**
+ * The body for the receiver, as `nodeBodyOf` finds it. When that is the live request, it is
+ * watched by the guards and, with `sendOnRead`, sends a deferred `100 Continue` as the receiver
+ * starts reading it.
+ */
+export function guardedNodeBody(
+  req: MaybeParsed,
+  guards: BodyGuards,
+  sendOnRead: (() => void) | null,
+): ReceiverRequest['body'] {
+  const body = nodeBodyOf(req);
+  if (body !== req) return body;
+  watchBody(req, guards);
+  return sendOnRead ? continuingOnRead(req, sendOnRead) : req;
+}
+
 /** A `(req, res)` handler, with a second entry for requests that ask `Expect: 100-continue`. */
 export type NodeHandler = ((req: IncomingMessage, res: ServerResponse) => Promise<void>) & {
   /**
@@ -152,20 +169,15 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
   const handle = async (req: IncomingMessage, res: ServerResponse, continueOnRead: boolean) => {
     // Claimed before anything reads the body: the 100 Continue then waits for the headers' checks.
     const deferredContinue = continueOnRead ? () => sendContinue(res) : claimContinue(req);
-    watchBody(req, guards);
+    const header = (name: string) => headerOf(req, name);
     let body: ReceiverRequest['body'];
     try {
-      body = nodeBodyOf(req);
+      body = guardedNodeBody(req, guards, deferredContinue);
     } catch (error) {
-      sendNodeResponse(
-        res,
-        await receiver.handle({ header: (name) => headerOf(req, name), body: null, failure: error }),
-      );
+      sendNodeResponse(res, await receiver.handle({ header, body: null, failure: error }));
       return;
     }
-    if (deferredContinue && body === req) body = continuingOnRead(req, deferredContinue);
-    const response = await receiver.handle({ header: (name) => headerOf(req, name), body });
-    sendNodeResponse(res, response);
+    sendNodeResponse(res, await receiver.handle({ header, body }));
   };
   return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(req, res, false), {
     checkContinue: (req: IncomingMessage, res: ServerResponse) => handle(req, res, true),
