@@ -198,7 +198,12 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   // signed callback; checked before the receipts database is opened, so nothing is left open.
   for (const secret of secrets) secretKey(secret);
   const store = options.store ?? new SqliteReceiptStore(join(out, 'receipts.sqlite'));
-  const inflight = new Map<string, Promise<unknown>>();
+  // The callbacks being processed, by id_gen, each with the copies that wait for it. It holds
+  // the waiters' wake-ups, not the work's promise: a Map that churns keeps stale entries in
+  // its outgrown tables until a full collection, and an entry that reached a request's promise
+  // kept the whole request alive through every scavenge (three times the survivors, and V8
+  // then collected the old generation in full about once per scavenge).
+  const inflight = new Map<string, (() => void)[]>();
 
   async function decode(request: ReceiverRequest, sinks: DiskSink[]) {
     checkContentEncoding(request.header('content-encoding'));
@@ -258,22 +263,24 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   async function accept(callback: SuccessCallback<FileSink> | ErrorCallback, disk: DiskSink | undefined) {
     const id = callback.id_gen;
     // Concurrent repeats: wait for the one in flight, then look again.
-    for (let running = inflight.get(id); running; running = inflight.get(id)) await running.catch(() => {});
+    for (let waiters = inflight.get(id); waiters; waiters = inflight.get(id)) {
+      const queue = waiters;
+      await new Promise<void>((wake) => queue.push(wake));
+    }
     // Claimed before the store is asked: with an await between the look-up and the claim, copies
     // arriving together would all find no receipt and all be processed.
-    const work = (async () => {
+    const waiters: (() => void)[] = [];
+    inflight.set(id, waiters);
+    try {
       const existing = await store.get(id);
       if (existing) {
         await disk?.abort();
         return { duplicateOf: existing };
       }
-      return process(callback, disk);
-    })();
-    inflight.set(id, work);
-    try {
-      return await work;
+      return await process(callback, disk);
     } finally {
-      if (inflight.get(id) === work) inflight.delete(id);
+      inflight.delete(id);
+      for (const wake of waiters) wake();
     }
   }
 

@@ -145,4 +145,28 @@ describe.each(ADAPTERS)('$name receipts', (adapter) => {
     expect(await storedFiles(harness.out)).toEqual([`${callback.id}.jpg`]);
     await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
   });
+
+  it('hands a waiting copy the callback when the copy before it failed in the handler', async () => {
+    let calls = 0;
+    const harness = await startReceiver(adapter, {
+      store: new SlowStore(),
+      onSuccess: async () => {
+        calls++;
+        if (calls > 1) return;
+        // The first copy fails only once the others are surely waiting for it.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        throw new Error('disk full');
+      },
+    });
+    const callback = await wire({ family: 'A', event: 'success' });
+    const answers = await Promise.all(Array.from({ length: 4 }, () => send(harness.url, callback)));
+    const failed = answers.filter((answer) => answer.status === 500);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.body).toMatchObject({ error: { code: 'handler_failed' } });
+    const accepted = answers.filter((answer) => answer.status === 200);
+    expect(accepted.map((answer) => answer.body.duplicate).sort()).toEqual([false, true, true]);
+    expect(calls).toBe(2);
+    expect(await storedFiles(harness.out)).toEqual([`${callback.id}.jpg`]);
+    await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+  });
 });
