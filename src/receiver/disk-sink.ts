@@ -36,11 +36,20 @@ async function fsyncDirectory(directory: string): Promise<void> {
 }
 
 interface DirectorySync {
-  /** Callers that came while a sync was running: they share the next one. */
+  /** Whether an fsync of the directory is running. */
+  running: boolean;
+  /** Callers that came while one was running: they share the next one. */
   next: { promise: Promise<void>; resolve(): void; reject(error: unknown): void } | null;
 }
 
+/**
+ * The directories' sync states, kept once made (up to KEPT_DIRECTORIES of them). A Map whose
+ * entries come and go with every sync keeps stale copies of them in the tables it outgrows, and
+ * through the waiters' promises those kept whole requests alive across young-generation
+ * collections, until a full one.
+ */
 const directorySyncs = new Map<string, DirectorySync>();
+const KEPT_DIRECTORIES = 16;
 
 /**
  * Makes the entries of `directory` durable. One fsync covers every rename that finished before
@@ -49,26 +58,32 @@ const directorySyncs = new Map<string, DirectorySync>();
  * callbacks most of those system calls (each a thread-pool round trip) are saved.
  */
 function syncDirectory(directory: string): Promise<void> {
-  const running = directorySyncs.get(directory);
-  if (running) {
-    if (!running.next) {
+  let state = directorySyncs.get(directory);
+  if (!state) {
+    state = { running: false, next: null };
+    directorySyncs.set(directory, state);
+  }
+  if (state.running) {
+    if (!state.next) {
       let resolve!: () => void;
       let reject!: (error: unknown) => void;
       const promise = new Promise<void>((res, rej) => {
         resolve = res;
         reject = rej;
       });
-      running.next = { promise, resolve, reject };
+      state.next = { promise, resolve, reject };
     }
-    return running.next.promise;
+    return state.next.promise;
   }
-  const state: DirectorySync = { next: null };
-  directorySyncs.set(directory, state);
+  state.running = true;
   const sync = fsyncDirectory(directory);
   const after = () => {
-    directorySyncs.delete(directory);
+    state.running = false;
+    const waiting = state.next;
+    state.next = null;
     // The waiters' renames finished before this sync ended, not surely before it began.
-    if (state.next) syncDirectory(directory).then(state.next.resolve, state.next.reject);
+    if (waiting) syncDirectory(directory).then(waiting.resolve, waiting.reject);
+    else if (directorySyncs.size > KEPT_DIRECTORIES) directorySyncs.delete(directory);
   };
   sync.then(after, after);
   return sync;

@@ -101,4 +101,31 @@ describe('DiskSink', () => {
     expect(readdirSync(dir).sort()).toEqual(files.map((_, i) => `op-${i}.jpg`).sort());
     files.forEach((bytes, i) => expect(readFileSync(join(dir, `op-${i}.jpg`))).toEqual(bytes));
   });
+
+  it('commits into more directories than it keeps sync states for, twice over', async () => {
+    const directories = Array.from({ length: 40 }, (_, i) => join(dir, `d${i}`));
+    for (const round of [0, 1]) {
+      await Promise.all(
+        directories.flatMap((directory) =>
+          [0, 1, 2].map(async (k) => {
+            const sink = new DiskSink(directory);
+            await writeAll(sink, Buffer.from(`${directory} ${round} ${k}`), 7);
+            await sink.close();
+            await sink.commit(join(directory, `op-${round}-${k}.jpg`));
+          }),
+        ),
+      );
+    }
+    for (const directory of directories) {
+      expect(readdirSync(directory).sort()).toEqual([
+        'op-0-0.jpg',
+        'op-0-1.jpg',
+        'op-0-2.jpg',
+        'op-1-0.jpg',
+        'op-1-1.jpg',
+        'op-1-2.jpg',
+      ]);
+      expect(readFileSync(join(directory, 'op-1-2.jpg'), 'utf8')).toBe(`${directory} 1 2`);
+    }
+  });
 });
