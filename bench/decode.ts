@@ -6,12 +6,13 @@ import { CallbackDecoder } from '../src/protocol/index.ts';
 import { type Body, type BodyKind, CHUNK_BYTES, makeBody } from './bodies.ts';
 import {
   type Check,
+  emptyRuns,
   fullGc,
   interleave,
   type Measure,
-  median,
+  measuresOver,
   peakRssMiB,
-  ratio,
+  ratioCheck,
   resetPeakRss,
   rssMiB,
   type Suite,
@@ -29,6 +30,8 @@ type Contender = (typeof CONTENDERS)[number];
 const SCAN = 'indexOf-only';
 type Runner = Contender | typeof SCAN;
 const PEERS = [...CONTENDERS.slice(1), SCAN];
+
+const measure = measuresOver(PEERS);
 
 /** What each contender must find in a body; compared with what the body was built from. */
 interface Decoded {
@@ -264,33 +267,8 @@ async function rssRunsOf(
   return { peak, growth };
 }
 
-function emptyRuns(contenders: readonly string[]): Record<string, number[]> {
-  return Object.fromEntries(contenders.map((c) => [c, [] as number[]]));
-}
-
 function mapRuns(runs: Record<string, number[]>, fn: (value: number) => number): Record<string, number[]> {
   return Object.fromEntries(Object.entries(runs).map(([c, values]) => [c, values.map(fn)]));
-}
-
-function measure(
-  id: string,
-  label: string,
-  unit: string,
-  better: 'higher' | 'lower',
-  runs: Record<string, number[]>,
-): Measure {
-  const peers: Record<string, number | null> = {};
-  for (const peer of PEERS) peers[peer] = median(runs[peer] ?? []);
-  return { id, label, unit, better, ours: median(runs.ours ?? []), peers, runs };
-}
-
-function ratioCheck(label: string, m: Measure, peer: string, atLeast: number): Check {
-  const value = ratio(m.ours, m.peers[peer] ?? null);
-  return {
-    label,
-    value: value === null ? '—' : `${value.toFixed(2)}×`,
-    pass: value === null ? null : value >= atLeast,
-  };
 }
 
 /**

@@ -78,6 +78,37 @@ export function ratio(ours: number | null, peer: number | null, floor = 1e-9): n
 
 let collect: (() => void) | null = null;
 
+/** An empty list of runs for each contender. */
+export function emptyRuns(contenders: readonly string[]): Record<string, number[]> {
+  return Object.fromEntries(contenders.map((c) => [c, [] as number[]]));
+}
+
+/** Makes a suite's measures: ours' median and each of `peers`' medians, from every contender's runs. */
+export function measuresOver(peers: readonly string[]) {
+  return (
+    id: string,
+    label: string,
+    unit: string,
+    better: 'higher' | 'lower',
+    runs: Record<string, number[]>,
+  ) => {
+    const medians: Record<string, number | null> = {};
+    for (const peer of peers) medians[peer] = median(runs[peer] ?? []);
+    const m: Measure = { id, label, unit, better, ours: median(runs.ours ?? []), peers: medians, runs };
+    return m;
+  };
+}
+
+/** A target that ours' figure be at least `atLeast` times a peer's. */
+export function ratioCheck(label: string, m: Measure, peer: string, atLeast: number): Check {
+  const value = ratio(m.ours, m.peers[peer] ?? null);
+  return {
+    label,
+    value: value === null ? '—' : `${value.toFixed(2)}×`,
+    pass: value === null ? null : value >= atLeast,
+  };
+}
+
 /**
  * A full garbage collection between timed runs, so one contender's garbage is not collected on
  * the next one's clock. `--expose-gc` cannot be passed through `tsx`, hence the flag at run time.

@@ -7,13 +7,15 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { default as Busboy, FileInfo } from 'busboy';
 import type { NextFunction, Request, Response } from 'express';
 import type multer from 'multer';
-import type { DiskSink } from '../src/receiver/index.ts';
+import type { MultipartFields } from '@fastify/multipart';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type DiskSink, fileNameFor } from '../src/receiver/index.ts';
 import {
   answer,
   CountedSink,
@@ -26,29 +28,40 @@ import {
   work,
 } from './receive-common.ts';
 
+/** A text field @fastify/multipart read before the file, if there is one by that name. */
+function fieldValue(fields: MultipartFields, name: string): unknown {
+  const field = fields[name];
+  return field && !Array.isArray(field) && field.type === 'field' ? field.value : undefined;
+}
+
 /** Fastify 5 + @fastify/multipart: `request.file()`, its fields, its stream into the sink. */
 export async function fastify(out: string): Promise<number> {
-  // Each peer loads only its own framework: another's modules would weigh on its memory figures.
-  const { default: Fastify } = await import('fastify');
-  const { default: fastifyMultipart } = await import('@fastify/multipart');
-  const app = Fastify({ logger: false });
-  await app.register(fastifyMultipart);
-  app.post('/', async (request, reply) => {
+  return startFastify(async (request, reply) => {
     const data = await request.file();
     if (!data) throw new Error('no file part');
     const sink = new CountedSink(out);
     try {
       await pipeToSink(data.file, sink);
       if (data.file.truncated) throw new Error('the file was truncated');
-      const field = data.fields.id_gen;
-      const idGen = field && !Array.isArray(field) && field.type === 'field' ? field.value : undefined;
-      const id = await commit(sink, out, idGen, data.mimetype);
+      const id = await commit(sink, out, fieldValue(data.fields, 'id_gen'), data.mimetype);
       return reply.header('content-type', 'application/json; charset=utf-8').send(answer(id));
     } catch (error) {
       await sink.abort();
       throw error;
     }
   });
+}
+
+/** A Fastify 5 app with @fastify/multipart answering POST / with `handler`, on loopback: its port. */
+async function startFastify(
+  handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+): Promise<number> {
+  // Each peer loads only its own framework: another's modules would weigh on its memory figures.
+  const { default: Fastify } = await import('fastify');
+  const { default: fastifyMultipart } = await import('@fastify/multipart');
+  const app = Fastify({ logger: false });
+  await app.register(fastifyMultipart);
+  app.post('/', handler);
   await app.listen({ port: 0, host: '127.0.0.1' });
   track(app.server);
   const address = app.server.address();
@@ -189,6 +202,23 @@ async function fsyncPath(path: string, flags: string): Promise<void> {
   }
 }
 
+/** A temporary name in `out` for a file written the usual way (`clean` counts what is left). */
+const incomingIn = (out: string) => join(out, `.incoming-${randomBytes(12).toString('hex')}.part`);
+
+/**
+ * Makes a file that a receiver as usually written has stored at `temp` as durable as the
+ * sink's: fsync, atomic rename to `<id_gen><ext>`, directory fsync.
+ */
+async function commitWritten(temp: string, out: string, idGen: unknown, ext: string, bytes: number) {
+  if (typeof idGen !== 'string' || idGen === '') throw new Error('no id_gen before the file');
+  await fsyncPath(temp, 'r+');
+  await rename(temp, join(out, `${fileNameFor(idGen)}${ext}`));
+  await fsyncPath(out, 'r');
+  counts.stored++;
+  counts.storedBytes += bytes;
+  return idGen;
+}
+
 /**
  * busboy as a receiver is usually written, its file stream piped into fs.createWriteStream (as
  * in busboy's own README), made as durable as ours: fsync, atomic rename, directory fsync. The
@@ -199,7 +229,7 @@ export async function busboyFsServer(out: string): Promise<number> {
   const { default: busboy } = await import('busboy');
   const server = createServer((req, res) => {
     work.busy++;
-    const temp = join(out, `.incoming-${randomBytes(12).toString('hex')}.part`);
+    const temp = incomingIn(out);
     let stored = 0;
     parseWithBusboy(busboy, req, (stream) => {
       stream.on('data', (chunk: Buffer) => {
@@ -208,14 +238,7 @@ export async function busboyFsServer(out: string): Promise<number> {
       return pipeline(stream, createWriteStream(temp, { flags: 'wx' }));
     })
       .then(async (fields) => {
-        const idGen = fields.get('id_gen');
-        if (!idGen) throw new Error('no id_gen before the file');
-        await fsyncPath(temp, 'r+');
-        await rename(temp, join(out, `${idGen}.mp4`));
-        await fsyncPath(out, 'r');
-        counts.stored++;
-        counts.storedBytes += stored;
-        sendJson(res, 200, answer(idGen));
+        sendJson(res, 200, answer(await commitWritten(temp, out, fields.get('id_gen'), '.mp4', stored)));
       })
       .catch(async (error: unknown) => {
         await unlink(temp).catch(() => {});
@@ -223,6 +246,69 @@ export async function busboyFsServer(out: string): Promise<number> {
       })
       .finally(() => work.busy--);
   });
+  track(server);
+  return listen(server);
+}
+
+/**
+ * Fastify 5 + @fastify/multipart as its README stores a file (`pipeline(data.file,
+ * fs.createWriteStream(…))`), made as durable as ours like busboy-fs.
+ */
+export async function fastifyFs(out: string): Promise<number> {
+  return startFastify(async (request, reply) => {
+    const data = await request.file();
+    if (!data) throw new Error('no file part');
+    work.busy++;
+    const temp = incomingIn(out);
+    try {
+      const file = createWriteStream(temp, { flags: 'wx' });
+      await pipeline(data.file, file);
+      if (data.file.truncated) throw new Error('the file was truncated');
+      const idGen = fieldValue(data.fields, 'id_gen');
+      const id = await commitWritten(temp, out, idGen, '.jpg', file.bytesWritten);
+      return reply.header('content-type', 'application/json; charset=utf-8').send(answer(id));
+    } catch (error) {
+      await unlink(temp).catch(() => {});
+      throw error;
+    } finally {
+      work.busy--;
+    }
+  });
+}
+
+/**
+ * Express 5 + multer with its own `diskStorage` (fs.createWriteStream), made as durable as ours
+ * like busboy-fs. Counted as busy until multer and the handler are done, removals included.
+ */
+export async function expressFsServer(out: string): Promise<number> {
+  const { default: express } = await import('express');
+  const { default: multerOf } = await import('multer');
+  const upload = multerOf({
+    storage: multerOf.diskStorage({
+      destination: out,
+      filename: (_req, _file, callback) => callback(null, basename(incomingIn(out))),
+    }),
+  }).single('result_pv');
+  const app = express();
+  app.post('/', (req: Request, res: Response) => {
+    work.busy++;
+    upload(req, res, (error: unknown) => {
+      const file = req.file;
+      const stored = error
+        ? Promise.reject(error instanceof Error ? error : new Error(String(error)))
+        : file
+          ? commitWritten(file.path, out, (req.body as Record<string, unknown>).id_gen, '.jpg', file.size)
+          : Promise.reject(new Error('no file part'));
+      stored
+        .then((id) => sendJson(res, 200, answer(id)))
+        .catch(async (failure: unknown) => {
+          if (file) await unlink(file.path).catch(() => {});
+          sendJson(res, 500, JSON.stringify({ error: String(failure) }));
+        })
+        .finally(() => work.busy--);
+    });
+  });
+  const server = createServer(app);
   track(server);
   return listen(server);
 }

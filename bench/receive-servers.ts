@@ -19,19 +19,8 @@ import {
 } from '../src/receiver/index.ts';
 import { fullGc, peakRssMiB, resetPeakRss, rssMiB } from './harness.ts';
 import { answer, counts, listen, sendJson, track, work } from './receive-common.ts';
+import { SERVER_KINDS, type ServerKind } from './receive-kinds.ts';
 import { serveCommands } from './receive-proc.ts';
-
-export const SERVER_KINDS = [
-  'ours',
-  'fastify',
-  'express',
-  'hono',
-  'busboy',
-  'busboy-fs',
-  'raw-http',
-  'raw-tcp',
-] as const;
-export type ServerKind = (typeof SERVER_KINDS)[number];
 
 /** What a server counted since the last `clean`, and what its out directory holds. */
 export interface ServerCounts {
@@ -182,6 +171,8 @@ async function main(): Promise<void> {
     ours,
     fastify: async (dir) => (await peers()).fastify(dir),
     express: async (dir) => (await peers()).expressServer(dir),
+    'fastify-fs': async (dir) => (await peers()).fastifyFs(dir),
+    'express-fs': async (dir) => (await peers()).expressFsServer(dir),
     hono: async (dir) => (await peers()).hono(dir),
     busboy: async (dir) => (await peers()).busboyServer(dir),
     'busboy-fs': async (dir) => (await peers()).busboyFsServer(dir),
