@@ -41,6 +41,24 @@ async function drain(body: AsyncIterable<Uint8Array>, afterEach?: () => Promise<
   return bytes;
 }
 
+/**
+ * Pushes 10 bytes every 20 ms (never idle; 500 bytes/s) until the body guarded by `options`
+ * fails with `timeout` and a message matching `message`; the stream must then be cancelled.
+ */
+async function expectTrickleTimeout(options: BodyGuardOptions, message: RegExp): Promise<void> {
+  const body = pushedBody();
+  const trickle = setInterval(() => body.push(10), 20);
+  try {
+    await expect(drain(guardedWebBody(body.stream, options))).rejects.toMatchObject({
+      code: 'timeout',
+      message: expect.stringMatching(message),
+    });
+  } finally {
+    clearInterval(trickle);
+  }
+  expect(body.state.cancelled).toBe(true);
+}
+
 describe('bodyGuardsOf', () => {
   const rate = { minBytesPerSecond: 1024, rateWindowMs: 30_000, leastPerWindow: 30_720 };
   const noRate = { minBytesPerSecond: 0, rateWindowMs: 0, leastPerWindow: 0 };
@@ -84,39 +102,19 @@ describe('guardedWebBody', () => {
   });
 
   it('fails with timeout when the body trickles under the minimum rate, though never idle', async () => {
-    const body = pushedBody();
-    // 10 bytes every 20 ms: 500 bytes/s against the 2,000 asked for.
-    const trickle = setInterval(() => body.push(10), 20);
-    try {
-      const reading = drain(
-        guardedWebBody(body.stream, { idleTimeoutMs: 100, minBytesPerSecond: 2000, rateWindowMs: 200 }),
-      );
-      await expect(reading).rejects.toMatchObject({
-        code: 'timeout',
-        message: expect.stringMatching(/under 2000 bytes\/s/),
-      });
-    } finally {
-      clearInterval(trickle);
-    }
-    expect(body.state.cancelled).toBe(true);
+    // 500 bytes/s against the 2,000 asked for.
+    await expectTrickleTimeout(
+      { idleTimeoutMs: 100, minBytesPerSecond: 2000, rateWindowMs: 200 },
+      /under 2000 bytes\/s/,
+    );
   });
 
   it('fails with timeout when the body keeps coming past the request timeout', async () => {
-    const body = pushedBody();
-    // 10 bytes every 20 ms: never idle, and the minimum rate is off; the whole body never comes.
-    const trickle = setInterval(() => body.push(10), 20);
-    try {
-      const reading = drain(
-        guardedWebBody(body.stream, { idleTimeoutMs: 100, minBytesPerSecond: 0, requestTimeoutMs: 200 }),
-      );
-      await expect(reading).rejects.toMatchObject({
-        code: 'timeout',
-        message: expect.stringMatching(/did not arrive whole within 200 ms/),
-      });
-    } finally {
-      clearInterval(trickle);
-    }
-    expect(body.state.cancelled).toBe(true);
+    // Never idle, and the minimum rate is off; the whole body never comes.
+    await expectTrickleTimeout(
+      { idleTimeoutMs: 100, minBytesPerSecond: 0, requestTimeoutMs: 200 },
+      /did not arrive whole within 200 ms/,
+    );
   });
 
   it('does not blame the sender for the time the reader spends on each chunk', async () => {

@@ -156,6 +156,28 @@ function finalAnswer(text: string): { status: number; body: unknown } | null {
   };
 }
 
+/**
+ * Asks first with a new callback: `100 Continue` must come alone, and once the body is sent the
+ * callback must be accepted and stored in `out`.
+ */
+async function expectContinuedAndAccepted(port: number, out: string): Promise<void> {
+  const callback = await wire();
+  const { socket, received } = askFirst(port, callback);
+  try {
+    await received.until((text) => text.includes('\r\n\r\n'));
+    expect(received.text()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+    socket.write(callback.body);
+    const answer = finalAnswer(await received.until((text) => finalAnswer(text) !== null));
+    expect(answer).toEqual({
+      status: 200,
+      body: { received: true, id_gen: callback.id, duplicate: false },
+    });
+  } finally {
+    socket.destroy();
+  }
+  await expectFile(`${out}/${callback.id}.jpg`, callback.file);
+}
+
 interface Refusal {
   refusal: string;
   options: Partial<ReceiverOptions>;
@@ -167,17 +189,7 @@ describe.each(SERVERS)('$name: Expect: 100-continue', ({ start: startServer }) =
   it('answers 100 Continue for a callback whose headers pass, then takes it', async () => {
     const server = await startServer();
     try {
-      const callback = await wire();
-      const { socket, received } = askFirst(server.port, callback);
-      await received.until((text) => text.includes('\r\n\r\n'));
-      expect(received.text()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
-      socket.write(callback.body);
-      const answer = finalAnswer(await received.until((text) => finalAnswer(text) !== null));
-      expect(answer).toEqual({
-        status: 200,
-        body: { received: true, id_gen: callback.id, duplicate: false },
-      });
-      await expectFile(`${server.out}/${callback.id}.jpg`, callback.file);
+      await expectContinuedAndAccepted(server.port, server.out);
     } finally {
       await server.close();
     }
@@ -268,18 +280,7 @@ describe('deferContinue', () => {
     deferContinue(server, '/callbacks');
     const running = await listen(server);
     try {
-      const callback = await wire();
-      const { socket, received } = askFirst(running.port, callback);
-      await received.until((text) => text.includes('\r\n\r\n'));
-      expect(received.text()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
-      socket.write(callback.body);
-      const answer = finalAnswer(await received.until((text) => finalAnswer(text) !== null));
-      socket.destroy();
-      expect(answer).toEqual({
-        status: 200,
-        body: { received: true, id_gen: callback.id, duplicate: false },
-      });
-      await expectFile(`${out}/${callback.id}.jpg`, callback.file);
+      await expectContinuedAndAccepted(running.port, out);
     } finally {
       await running.close();
     }

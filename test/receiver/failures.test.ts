@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ADAPTERS, guardedAdapters, type Harness, startReceiver } from './adapters.ts';
+import { ADAPTERS, type Adapter, guardedAdapters, type Harness, startReceiver } from './adapters.ts';
 import {
   type Answer,
   eventually,
@@ -274,27 +274,40 @@ async function trickle(port: number, callback: Wire, bytes: number, everyMs: num
   return at;
 }
 
+/**
+ * Trickles a 64 KiB callback at `bytes` every `everyMs` until the server hangs up: it must have
+ * done so before the end, kept nothing, reported `error`, and still serve.
+ */
+async function expectTrickleDropped(adapter: Adapter, bytes: number, everyMs: number, error: object) {
+  const harness = await startReceiver(adapter);
+  const callback = await wire({ file: jpegBytes(64 * 1024) });
+  const at = await trickle(harness.port, callback, bytes, everyMs);
+  expect(at).toBeLessThan(callback.body.length);
+  await expectNothingKept(harness);
+  expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error });
+  await expectStillServing(harness);
+}
+
+/** A 256 KiB callback sent at full speed is taken and stored. */
+async function expectWholeUploadTaken(adapter: Adapter) {
+  const harness = await startReceiver(adapter);
+  const callback = await wire({ file: jpegBytes(256 * 1024) });
+  expect((await send(harness.url, callback)).status).toBe(200);
+  await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+}
+
 describe.each(guardedAdapters({ requestTimeoutMs: 400 }))('$name with a request timeout', (adapter) => {
   it('drops an upload still coming when the request timeout is up, keeping nothing', async () => {
-    const harness = await startReceiver(adapter);
-    const callback = await wire({ file: jpegBytes(64 * 1024) });
     // 1,000 bytes every 20 ms: 50 KB/s, above the default minimum rate and never idle, but the
     // whole body would take over a second.
-    const at = await trickle(harness.port, callback, 1000, 20);
-    expect(at).toBeLessThan(callback.body.length);
-    await expectNothingKept(harness);
-    expect(harness.outcomes[0]).toMatchObject({
-      verdict: 'rejected',
-      error: { code: 'timeout', message: expect.stringMatching(/within 400 ms/) },
+    await expectTrickleDropped(adapter, 1000, 20, {
+      code: 'timeout',
+      message: expect.stringMatching(/within 400 ms/),
     });
-    await expectStillServing(harness);
   });
 
   it('takes an upload that is whole in time', async () => {
-    const harness = await startReceiver(adapter);
-    const callback = await wire({ file: jpegBytes(256 * 1024) });
-    expect((await send(harness.url, callback)).status).toBe(200);
-    await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+    await expectWholeUploadTaken(adapter);
   });
 });
 
@@ -302,21 +315,12 @@ describe.each(guardedAdapters({ minBytesPerSecond: 4000, rateWindowMs: 500 }))(
   '$name with a minimum upload rate',
   (adapter) => {
     it('drops an upload that trickles in under the rate though never idle, keeping nothing', async () => {
-      const harness = await startReceiver(adapter);
-      const callback = await wire({ file: jpegBytes(64 * 1024) });
       // 100 bytes every 50 ms: 2,000 bytes/s, never silent for long, half the rate asked for.
-      const at = await trickle(harness.port, callback, 100, 50);
-      expect(at).toBeLessThan(callback.body.length);
-      await expectNothingKept(harness);
-      expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code: 'timeout' } });
-      await expectStillServing(harness);
+      await expectTrickleDropped(adapter, 100, 50, { code: 'timeout' });
     });
 
     it('takes an upload that keeps above the rate', async () => {
-      const harness = await startReceiver(adapter);
-      const callback = await wire({ file: jpegBytes(256 * 1024) });
-      expect((await send(harness.url, callback)).status).toBe(200);
-      await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+      await expectWholeUploadTaken(adapter);
     });
   },
 );
