@@ -294,12 +294,12 @@ export async function expressFsServer(out: string): Promise<number> {
     work.busy++;
     upload(req, res, (error: unknown) => {
       const file = req.file;
-      const stored = error
-        ? Promise.reject(error instanceof Error ? error : new Error(String(error)))
-        : file
-          ? commitWritten(file.path, out, (req.body as Record<string, unknown>).id_gen, '.jpg', file.size)
-          : Promise.reject(new Error('no file part'));
-      stored
+      const store = async () => {
+        if (error) throw error;
+        if (!file) throw new Error('no file part');
+        return commitWritten(file.path, out, (req.body as Record<string, unknown>).id_gen, '.jpg', file.size);
+      };
+      store()
         .then((id) => sendJson(res, 200, answer(id)))
         .catch(async (failure: unknown) => {
           if (file) await unlink(file.path).catch(() => {});
