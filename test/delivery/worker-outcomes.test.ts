@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DeliveryFixture, deliveryBackends, FAST_RETRY, waitForStates } from './harness.ts';
+import { DeliveryFixture, deliveryBackends, FAST_RETRY, waitFor, waitForStates } from './harness.ts';
 import { type RecordingReceiver, startRecordingReceiver } from './receivers.ts';
 
 const backends = await deliveryBackends('delivery outcomes');
@@ -176,6 +176,8 @@ describe.each(backends)('delivery outcomes on $name', (kind) => {
       onAttempt: (e) => attempts.push(e.attempt.verdict),
     });
     await waitForStates(f, [id], 'dead');
+    // The worker reports an attempt once its outcome is written: the state can be read first.
+    await waitFor('the attempt reported', () => attempts.length > 0);
     expect(receiver.connections).toBe(0);
     expect(attempts).toEqual(['refused']);
     const resource = await f.store.getOperation(id);
