@@ -80,9 +80,13 @@ export function parseHeaderValue(input: string): HeaderValue | string {
       paramValue = out;
     } else {
       const valueStart = i;
-      while (i < n && input[i] !== ';' && !isSpace(input[i])) i++;
+      while (i < n && isTokenChar(input.charCodeAt(i))) i++;
       paramValue = input.slice(valueStart, i);
       if (paramValue === '') return `parameter ${name} has an empty value`;
+      // An unquoted value is a token: a quote, '=' or ',' inside one is read differently by
+      // other parsers (busboy, Go's mime), which drop the part or the whole header.
+      if (i < n && input[i] !== ';' && !isSpace(input[i]))
+        return `unexpected character ${JSON.stringify(input[i])} in the unquoted value of ${name}`;
     }
     if (params.has(name)) return `parameter ${name} is repeated`;
     params.set(name, paramValue);
@@ -127,6 +131,7 @@ export function decodeExtendedValue(raw: string): string | undefined {
   return undefined;
 }
 
+const FORM_DATA_TYPE = /^[ \t]*multipart\/form-data[ \t]*(?:;|$)/i;
 const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
 
 /**
@@ -144,7 +149,9 @@ export function boundaryOf(
   }
   const parsed = parseHeaderValue(contentType);
   if (typeof parsed === 'string') {
-    return { code: 'not_multipart', error: `the Content-Type cannot be parsed: ${parsed}` };
+    // multipart/form-data with broken parameters is a multipart body with no usable boundary.
+    const code = FORM_DATA_TYPE.test(contentType) ? 'malformed_multipart' : 'not_multipart';
+    return { code, error: `the Content-Type cannot be parsed: ${parsed}` };
   }
   if (parsed.value !== 'multipart/form-data') {
     return {

@@ -31,14 +31,21 @@ describe('boundaryOf', () => {
     { header: 'text/plain', code: 'not_multipart' },
     { header: 'multipart/mixed; boundary=abc', code: 'not_multipart' },
     { header: 'multipart/form-data, text/html; boundary=abc', code: 'not_multipart' },
-    { header: 'multipart/form-data; boundary=a; boundary=b', code: 'not_multipart' },
-    { header: 'multipart/form-data; boundary', code: 'not_multipart' },
+    { header: 'multipart/form-data; boundary=a; boundary=b', code: 'malformed_multipart' },
+    { header: 'multipart/form-data; boundary', code: 'malformed_multipart' },
     { header: 'multipart/form-data', code: 'malformed_multipart' },
     { header: 'multipart/form-data; boundary=""', code: 'malformed_multipart' },
     { header: `multipart/form-data; boundary=${'b'.repeat(71)}`, code: 'malformed_multipart' },
     { header: 'multipart/form-data; boundary="ends in space "', code: 'malformed_multipart' },
     { header: 'multipart/form-data; boundary="a\\"b"', code: 'malformed_multipart' },
     { header: 'multipart/form-data; boundary=a@b', code: 'malformed_multipart' },
+    { header: 'multipart/form-data; boundary=', code: 'malformed_multipart' },
+    { header: 'multipart/form-data; boundary="abc', code: 'malformed_multipart' },
+    { header: 'multipart/form-data; boundary=abc; foo', code: 'malformed_multipart' },
+    { header: 'Multipart/Form-Data ; boundary=abc extra', code: 'malformed_multipart' },
+    { header: 'multipart/form-data; boundary=a=b', code: 'malformed_multipart' },
+    { header: 'multipart/form-data text/html; boundary=abc', code: 'not_multipart' },
+    { header: 'text/plain; boundary="abc', code: 'not_multipart' },
   ])('$header → $code', ({ header, code }) => {
     expect(boundaryOf(header)).toMatchObject({ code });
   });
@@ -74,6 +81,13 @@ describe('parseHeaderValue', () => {
     'form-data; name=',
     'form-data; =x',
     'form-data name="x"',
+    // An unquoted value is a token; other parsers stop or give up at these characters.
+    'form-data; x=a"; name=message; y="; name=status"',
+    'form-data; name=message; x=a"b',
+    'form-data; x=a\\"; name="message"',
+    'form-data; x=a=b; name=message',
+    'form-data; name=message; x=a,name=status',
+    'form-data; name=naïve',
   ])('rejects %j', (input) => {
     expect(typeof parseHeaderValue(input)).toBe('string');
   });

@@ -151,6 +151,17 @@ export const FRAMING_CASES: MalformedCase[] = [
     code: 'malformed_multipart',
   },
   {
+    // busboy drops this part (a quote in an unquoted value), so it would read no message.
+    name: 'Content-Disposition with a quote in an unquoted parameter value',
+    body: withRawHeaders('Content-Disposition: form-data; x=a"; name=message; y="; name=status"'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: "Content-Disposition with '=' in an unquoted parameter value",
+    body: withRawHeaders('Content-Disposition: form-data; x=a=b; name=message'),
+    code: 'malformed_multipart',
+  },
+  {
     name: 'no Content-Disposition',
     body: withRawHeaders('Content-Type: text/plain'),
     code: 'malformed_multipart',
@@ -231,6 +242,18 @@ export const FRAMING_CASES: MalformedCase[] = [
   {
     name: 'missing boundary, charset only',
     contentType: 'multipart/form-data; charset=utf-8',
+    body: rawBody(B, errorParts('A', 'm')),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'boundary repeated',
+    contentType: `multipart/form-data; boundary=${B}; boundary=${B}`,
+    body: rawBody(B, errorParts('A', 'm')),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'boundary with an unterminated quote',
+    contentType: `multipart/form-data; boundary="${B}`,
     body: rawBody(B, errorParts('A', 'm')),
     code: 'malformed_multipart',
   },
