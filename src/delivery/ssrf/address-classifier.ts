@@ -63,10 +63,15 @@ function rules(table: readonly (readonly [string, AddressCategory])[]): Rule[] {
 const METADATA_RULES = rules([
   ['169.254.169.254', 'metadata'], // AWS, GCP, Azure, Oracle, DigitalOcean, OpenStack…
   ['169.254.170.2', 'metadata'], // AWS ECS task metadata and credentials
+  ['169.254.170.23', 'metadata'], // AWS EKS Pod Identity credentials
+  ['169.254.42.42', 'metadata'], // Scaleway
+  ['169.254.0.23', 'metadata'], // Tencent Cloud
   ['100.100.100.200', 'metadata'], // Alibaba Cloud
   ['192.0.0.192', 'metadata'], // Oracle Cloud (older instances)
   ['168.63.129.16', 'metadata'], // Azure WireServer: a public-looking address only the host answers
   ['fd00:ec2::254', 'metadata'], // AWS IMDS over IPv6
+  ['fd00:ec2::23', 'metadata'], // AWS EKS Pod Identity over IPv6
+  ['fd00:42::42', 'metadata'], // Scaleway over IPv6
   ['fd20:ce::254', 'metadata'], // GCP metadata server over IPv6
 ]);
 

@@ -26,8 +26,9 @@ export interface SsrfPolicy {
   /**
    * Entries that open addresses of any category, metadata included, so keep them narrow:
    * - a CIDR range or a single address (`10.20.0.0/16`, `fd00::/8`, `127.0.0.1`, `[::1]`):
-   *   any dialled address inside it (an IPv6 form carrying an IPv4 address is also matched by
-   *   that IPv4 address);
+   *   any dialled address inside it (an IPv4-mapped IPv6 address, `::ffff:10.0.0.5`, is the
+   *   same socket as its IPv4 address and is matched by it too; NAT64 and 6to4 addresses reach
+   *   other hosts and are not);
    * - a host name (`hooks.corp.example`) or a wildcard for its subdomains (`*.corp.example`):
    *   whatever addresses that name resolves to. This trusts the name's DNS.
    */
@@ -140,8 +141,12 @@ function allowListEntryForAddress(
   ip: IpAddress,
   classification: AddressClassification,
 ): string | undefined {
+  // Only the mapped form dials the IPv4 host itself; the other embeddings (6to4 holds a whole
+  // /48 of hosts behind a router, NAT64 goes through a gateway) are other destinations.
   const embedded =
-    classification.embedded === undefined ? undefined : parseHostAddress(classification.embedded.ipv4);
+    classification.embedded?.form === 'ipv4-mapped'
+      ? parseHostAddress(classification.embedded.ipv4)
+      : undefined;
   return policy.ranges.find(
     ({ range }) => cidrContains(range, ip) || (embedded !== undefined && cidrContains(range, embedded)),
   )?.entry;

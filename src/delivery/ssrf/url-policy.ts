@@ -5,12 +5,7 @@
  */
 import { parseHostAddress } from './ip-address.ts';
 import { SsrfRefusedError } from './ssrf-error.ts';
-import {
-  allowListEntryForHostname,
-  assertAddressAllowed,
-  normalizeHostname,
-  type SsrfPolicy,
-} from './ssrf-policy.ts';
+import { assertAddressAllowed, judgeAddress, normalizeHostname, type SsrfPolicy } from './ssrf-policy.ts';
 
 /** The schemes a webhook may use. */
 export const WEBHOOK_SCHEMES: readonly string[] = ['http:', 'https:'];
@@ -78,10 +73,11 @@ export function checkWebhookUrl(url: string | URL, policy: SsrfPolicy = {}): URL
     return parsed;
   }
   const hostname = normalizeHostname(parsed.hostname);
+  // A localhost name dials 127.0.0.1 or ::1: open when the policy opens either for this name.
   if (
     isLocalhostName(hostname) &&
-    policy.allowPrivate !== true &&
-    allowListEntryForHostname(policy, hostname) === undefined
+    !judgeAddress(policy, '127.0.0.1', hostname).allowed &&
+    !judgeAddress(policy, '::1', hostname).allowed
   ) {
     throw new SsrfRefusedError(
       'address_refused',

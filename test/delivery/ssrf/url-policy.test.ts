@@ -146,6 +146,9 @@ describe('checkWebhookUrl with allowPrivate (--allow-private-urls)', () => {
   it.each([
     ['http://169.254.169.254/', 'metadata'],
     ['http://[fd00:ec2::254]/', 'metadata'],
+    ['http://169.254.170.23/', 'metadata'],
+    ['http://[fd00:ec2::23]/', 'metadata'],
+    ['http://169.254.42.42/', 'metadata'],
     ['http://224.0.0.1/', 'multicast'],
     ['http://192.0.2.1/', 'reserved'],
     ['http://198.18.0.1/', 'reserved'],
@@ -175,6 +178,17 @@ describe('the allow-list', () => {
     [['*.localhost'], 'http://api.localhost/', true],
     [['*.localhost'], 'http://localhost/', false],
     [['hooks.corp.example'], 'http://10.0.0.5/', false],
+    // The name dials what it resolves to, checked then; an entry for its address opens it.
+    [['127.0.0.1', '::1'], 'http://localhost/', true],
+    [['127.0.0.0/8'], 'http://api.localhost/', true],
+    [['10.0.0.0/8'], 'http://localhost/', false],
+    // Only the IPv4-mapped form is the same host; 6to4, NAT64 and the others reach other hosts.
+    [['10.0.0.5'], 'http://[::ffff:a00:5]/', true],
+    [['10.0.0.5'], 'http://[2002:a00:5:beef::1234]/', false],
+    [['10.0.0.5'], 'http://[64:ff9b::a00:5]/', false],
+    [['10.0.0.5'], 'http://[::a00:5]/', false],
+    [['127.0.0.1'], 'http://[2002:7f00:1:abcd::1]/', false],
+    [['2002:a00:5::/48'], 'http://[2002:a00:5:beef::1234]/', true],
   ] as const)('%j: %s allowed is %s', (allow, url, allowed) => {
     expect(refusalOf(url, { allow }) === undefined).toBe(allowed);
   });
