@@ -4,7 +4,7 @@
  * code, nothing left in the output directory, and the receiver still serving.
  */
 import { once } from 'node:events';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
@@ -35,6 +35,32 @@ async function expectNothingKept(harness: Harness, requests = 1): Promise<void> 
   expect(harness.errors).toHaveLength(0);
   expect(await storedFiles(harness.out)).toEqual([]);
   expect(await harness.receiver.store.list()).toEqual([]);
+}
+
+/** The bytes in 64 KiB chunks, one per turn of the event loop: an upload still going on. */
+async function* paced(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += 64 * 1024) {
+    yield bytes.subarray(at, at + 64 * 1024);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Gathers what the server sends on a raw connection, for reading once it is closed. */
+function collectAnswer(socket: Socket): () => string {
+  let answer = '';
+  socket.setEncoding('latin1').on('data', (text: string) => {
+    answer += text;
+  });
+  // A write of ours in flight when the server closes may end in a reset: the answer is in.
+  socket.on('error', () => {});
+  return () => answer;
+}
+
+/** The answer to a sender too slow: 500 with the `timeout` code, and the connection closed. */
+function expectTimeoutAnswer(answer: string): void {
+  expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+  expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+  expect(answer).toContain('"code":"timeout"');
 }
 
 /** Still accepting: one valid callback goes through after whatever went before. */
@@ -103,6 +129,19 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     const harness = await startReceiver(adapter, { limits: { fileBytes: limit } });
     // Past the sink's 1 MiB write batch, so a temporary file exists when the limit is hit.
     expectRejected(await send(harness.url, await wire({ file: jpegBytes(limit + 1) })), 'file_too_large');
+    await expectNothingKept(harness);
+  });
+
+  it('gets its 500 to a sender still uploading when the first file bytes refuse the callback', async () => {
+    const harness = await startReceiver(adapter);
+    // 8 MiB that is neither JPEG nor MP4: refused as its first bytes arrive, long before the
+    // upload ends. Closing at once would reset the connection under the sender's upload.
+    const callback = await wire({ file: Buffer.alloc(8 * 1024 * 1024, 0x41) });
+    const headers = { ...callback.headers, 'content-length': String(callback.body.length) };
+    for (let i = 0; i < 3; i++) {
+      const answer = await post(harness.url, Readable.from(paced(callback.body)), headers);
+      expectRejected(answer, 'media_mismatch');
+    }
     await expectNothingKept(harness);
   });
 
@@ -216,7 +255,7 @@ describe.each(ADAPTERS)('$name', (adapter) => {
 });
 
 describe.each(guardedAdapters({ idleTimeoutMs: 200 }))('$name with an idle timeout', (adapter) => {
-  it('drops an upload that stalls mid-file, keeping nothing', async () => {
+  it('answers 500 timeout to an upload that stalls mid-file, and keeps nothing', async () => {
     const harness = await startReceiver(adapter);
     const callback = await wire({ file: jpegBytes(3 * 1024 * 1024) });
     const socket = connect(harness.port, '127.0.0.1');
@@ -225,12 +264,11 @@ describe.each(guardedAdapters({ idleTimeoutMs: 200 }))('$name with an idle timeo
       `POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${callback.contentType}\r\n` +
         `Content-Length: ${callback.body.length}\r\n\r\n`,
     );
+    const answer = collectAnswer(socket);
     socket.write(callback.body.subarray(0, 2 * 1024 * 1024));
-    socket.resume();
-    // The server gives up on the silent sender and closes the connection itself (with body bytes
-    // still unread on its side, the close may arrive as a reset).
-    socket.on('error', () => {});
+    // The server gives up on the silent sender, answers, and closes the connection itself.
     await new Promise((resolve) => socket.once('close', resolve));
+    expectTimeoutAnswer(answer());
     await expectNothingKept(harness);
     expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code: 'timeout' } });
     await expectStillServing(harness);
@@ -250,16 +288,19 @@ describe.each(guardedAdapters({ idleTimeoutMs: 200 }))('$name with an idle timeo
  * Sends `callback` over a raw socket, `bytes` every `everyMs`, until the server closes the
  * connection; resolves with how many body bytes were sent by then.
  */
-async function trickle(port: number, callback: Wire, bytes: number, everyMs: number): Promise<number> {
+async function trickle(
+  port: number,
+  callback: Wire,
+  bytes: number,
+  everyMs: number,
+): Promise<{ at: number; answer: string }> {
   const socket = connect(port, '127.0.0.1');
   await once(socket, 'connect');
   socket.write(
     `POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${callback.contentType}\r\n` +
       `Content-Length: ${callback.body.length}\r\n\r\n`,
   );
-  socket.resume();
-  // The server's close may reach a write in flight as a reset: that is the end looked for.
-  socket.on('error', () => {});
+  const answer = collectAnswer(socket);
   let at = 0;
   const timer = setInterval(() => {
     if (socket.destroyed || at >= callback.body.length) return;
@@ -271,18 +312,20 @@ async function trickle(port: number, callback: Wire, bytes: number, everyMs: num
   } finally {
     clearInterval(timer);
   }
-  return at;
+  return { at, answer: answer() };
 }
 
 /**
- * Trickles a 64 KiB callback at `bytes` every `everyMs` until the server hangs up: it must have
- * done so before the end, kept nothing, reported `error`, and still serve.
+ * Trickles a 64 KiB callback at `bytes` every `everyMs` until the server answers and hangs up:
+ * it must have done so before the end, with `500 timeout`, kept nothing, reported `error`, and
+ * still serve.
  */
-async function expectTrickleDropped(adapter: Adapter, bytes: number, everyMs: number, error: object) {
+async function expectTrickleRefused(adapter: Adapter, bytes: number, everyMs: number, error: object) {
   const harness = await startReceiver(adapter);
   const callback = await wire({ file: jpegBytes(64 * 1024) });
-  const at = await trickle(harness.port, callback, bytes, everyMs);
+  const { at, answer } = await trickle(harness.port, callback, bytes, everyMs);
   expect(at).toBeLessThan(callback.body.length);
+  expectTimeoutAnswer(answer);
   await expectNothingKept(harness);
   expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error });
   await expectStillServing(harness);
@@ -297,10 +340,10 @@ async function expectWholeUploadTaken(adapter: Adapter) {
 }
 
 describe.each(guardedAdapters({ requestTimeoutMs: 400 }))('$name with a request timeout', (adapter) => {
-  it('drops an upload still coming when the request timeout is up, keeping nothing', async () => {
+  it('refuses an upload still coming when the request timeout is up, keeping nothing', async () => {
     // 1,000 bytes every 20 ms: 50 KB/s, above the default minimum rate and never idle, but the
     // whole body would take over a second.
-    await expectTrickleDropped(adapter, 1000, 20, {
+    await expectTrickleRefused(adapter, 1000, 20, {
       code: 'timeout',
       message: expect.stringMatching(/within 400 ms/),
     });
@@ -314,9 +357,9 @@ describe.each(guardedAdapters({ requestTimeoutMs: 400 }))('$name with a request 
 describe.each(guardedAdapters({ minBytesPerSecond: 4000, rateWindowMs: 500 }))(
   '$name with a minimum upload rate',
   (adapter) => {
-    it('drops an upload that trickles in under the rate though never idle, keeping nothing', async () => {
+    it('refuses an upload that trickles in under the rate though never idle, keeping nothing', async () => {
       // 100 bytes every 50 ms: 2,000 bytes/s, never silent for long, half the rate asked for.
-      await expectTrickleDropped(adapter, 100, 50, { code: 'timeout' });
+      await expectTrickleRefused(adapter, 100, 50, { code: 'timeout' });
     });
 
     it('takes an upload that keeps above the rate', async () => {

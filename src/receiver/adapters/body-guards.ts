@@ -63,6 +63,55 @@ export function slowBodyError(guards: BodyGuards): ReceiverError {
   );
 }
 
+/** A body whose reads can be failed from outside, for guards that watch it from beside it. */
+export interface FailableBody<T> {
+  body: AsyncIterable<T>;
+  /** Fails the pending read, and every one after it, with `error`; the first error stays. */
+  fail(error: Error): void;
+}
+
+/**
+ * Wraps a body so that a guard can fail its reads without destroying the connection under it,
+ * which then stays open for the receiver's `500 timeout` answer. Destroying a Node request
+ * instead closes its socket at once, and the sender gets no answer at all.
+ *
+ * @example
+ * const failing = failableBody(req);
+ * setTimeout(() => failing.fail(idleTimeoutError(30_000)), 30_000);
+ * for await (const chunk of failing.body) decoder.write(chunk);
+ */
+export function failableBody<T>(source: AsyncIterable<T>): FailableBody<T> {
+  let failure: Error | null = null;
+  let rejectPending: ((error: Error) => void) | null = null;
+  const body: AsyncIterable<T> = {
+    [Symbol.asyncIterator]() {
+      const inner = source[Symbol.asyncIterator]();
+      return {
+        next() {
+          if (failure) return Promise.reject(failure);
+          return new Promise<IteratorResult<T>>((resolve, reject) => {
+            rejectPending = reject;
+            // Settles the outer promise once: a read that ends after fail() is dropped quietly.
+            inner.next().then(resolve, reject);
+          });
+        },
+        async return(value?: unknown) {
+          await inner.return?.(value);
+          return { done: true as const, value: undefined };
+        },
+      };
+    },
+  };
+  return {
+    body,
+    fail(error) {
+      if (failure) return;
+      failure = error;
+      rejectPending?.(error);
+    },
+  };
+}
+
 const TIMER = Symbol('timer');
 
 /**

@@ -1,14 +1,31 @@
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import type { Receiver, ReceiverRequest } from '../receiver.ts';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { boundaryOf, ProtocolError } from '../../protocol/index.ts';
+import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts';
 import { bodyGuardsOf } from './body-guards.ts';
 import { claimContinue, deferContinueOn } from './expect-continue.ts';
-import { guardedNodeBody, headerOf, type NodeHandlerOptions } from './node-http.ts';
+import { guardedNodeBody, headerOf, lingerWhileUploading, type NodeHandlerOptions } from './node-http.ts';
 
 /** The receiver and its route; the idle timeout and minimum rate are those of `nodeHandler`. */
 export interface FastifyReceiverOptions extends NodeHandlerOptions {
   receiver: Receiver;
   /** Route path of the callback endpoint. Default `/`. */
   path?: string;
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, response: ReceiverResponse): FastifyReply {
+  if (response.closeConnection) {
+    reply.header('connection', 'close');
+    lingerWhileUploading(request.raw);
+  }
+  return reply.code(response.status).headers(response.headers).send(response.body);
+}
+
+/** The refusal of a Content-Type Fastify could not parse, as the receiver names it. */
+function contentTypeRefusal(request: FastifyRequest): ProtocolError {
+  const framing = boundaryOf(headerOf(request.raw, 'content-type'));
+  return 'code' in framing
+    ? new ProtocolError(framing.code, framing.error)
+    : new ProtocolError('not_multipart', 'the Content-Type cannot be parsed');
 }
 
 /**
@@ -30,8 +47,23 @@ export const fastifyReceiver: FastifyPluginAsync<FastifyReceiverOptions> = async
   const guards = bodyGuardsOf(options);
   // Unless the app's server answers checkContinue itself (then it is left alone).
   if (typeof instance.server?.listenerCount === 'function') {
-    deferContinueOn(instance.server, `${instance.prefix}${path}`.replace(/\/{2,}/g, '/'));
+    const full = `${instance.prefix}${path}`.replace(/\/{2,}/g, '/');
+    // Under a prefix, Fastify serves the route `/` both as `/prefix/` and as `/prefix`.
+    const paths = full.length > 1 && full.endsWith('/') ? [full, full.slice(0, -1)] : [full];
+    deferContinueOn(instance.server, paths);
   }
+  const header = (request: FastifyRequest) => (name: string) => headerOf(request.raw, name);
+  // Fastify refuses a Content-Type it cannot parse before the route runs; the sender still
+  // gets the receiver's 500 with its code, not Fastify's 415.
+  instance.setErrorHandler(async (error, request, reply) => {
+    if ((error as { code?: unknown }).code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw error;
+    const failure = contentTypeRefusal(request);
+    return send(
+      request,
+      reply,
+      await options.receiver.handle({ header: header(request), body: null, failure }),
+    );
+  });
   instance.post(path, async (request, reply) => {
     let failure: unknown;
     let body: ReceiverRequest['body'] = null;
@@ -44,12 +76,6 @@ export const fastifyReceiver: FastifyPluginAsync<FastifyReceiverOptions> = async
     } catch (error) {
       failure = error;
     }
-    const response = await options.receiver.handle({
-      header: (name) => headerOf(request.raw, name),
-      body,
-      failure,
-    });
-    if (response.closeConnection) reply.header('connection', 'close');
-    return reply.code(response.status).headers(response.headers).send(response.body);
+    return send(request, reply, await options.receiver.handle({ header: header(request), body, failure }));
   });
 };

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Receiver } from '../receiver.ts';
-import { type BodyGuardOptions, bodyGuardsOf } from './body-guards.ts';
+import { type BodyGuardOptions, type BodyGuards, bodyGuardsOf } from './body-guards.ts';
 import { claimContinue } from './expect-continue.ts';
-import { watchBody } from './node-http.ts';
+import { lingerWhileUploading, watchBody } from './node-http.ts';
 import { answerWebRequest } from './web.ts';
 
 /** The part of Hono's `Context` the adapter needs. */
@@ -36,9 +36,25 @@ export function honoHandler(
     if (!incoming || typeof incoming.setTimeout !== 'function') {
       return answerWebRequest(receiver, c.req.raw, guards, null);
     }
-    // Claimed before the Web body is touched: a deferred 100 Continue waits for the headers' checks.
-    const deferredContinue = claimContinue(incoming);
-    watchBody(incoming, guards);
-    return answerWebRequest(receiver, c.req.raw, unguarded, deferredContinue);
+    return answerOnNode(receiver, c.req.raw, incoming, guards, unguarded);
   };
+}
+
+/** On @hono/node-server: the guards watch the Node request under the Web one. */
+async function answerOnNode(
+  receiver: Receiver,
+  request: Request,
+  incoming: IncomingMessage,
+  guards: BodyGuards,
+  unguarded: BodyGuards,
+): Promise<Response> {
+  // Claimed before the Web body is touched: a deferred 100 Continue waits for the headers' checks.
+  const onRead = claimContinue(incoming) ?? undefined;
+  const response = await answerWebRequest(receiver, request, unguarded, {
+    onRead,
+    watch: (fail) => watchBody(incoming, guards, fail),
+  });
+  // A refusal mid-upload: read the rest while the answer goes out, as nodeHandler does.
+  if (response.headers.get('connection') === 'close') lingerWhileUploading(incoming);
+  return response;
 }

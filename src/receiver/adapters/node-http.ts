@@ -6,6 +6,8 @@ import {
   type BodyGuardOptions,
   type BodyGuards,
   bodyGuardsOf,
+  failableBody,
+  guardsOn,
   idleTimeoutError,
   requestTimeoutError,
   slowBodyError,
@@ -58,19 +60,21 @@ export function sendNodeResponse(res: ServerResponse, response: ReceiverResponse
   };
   if (response.closeConnection) headers.connection = 'close';
   const req = res.req as IncomingMessage | undefined;
-  if (response.closeConnection && req && !req.complete && !req.destroyed) lingerOnClose(req);
+  if (response.closeConnection && req) lingerWhileUploading(req);
   res.writeHead(response.status, headers);
   res.end(response.body);
 }
 
 /**
- * A lingering close, as web servers do it, for a refusal whose body is still coming. Node
- * closes a connection after an answer that says so with `socket.destroySoon()`: our side is
- * shut, then the socket destroyed, reset by the kernel with the upload still arriving. For this
- * socket only, the destroy waits until the sender closes its side too, or LINGER_MS passes;
- * meanwhile the rest of the body is read and dropped.
+ * A lingering close, as web servers do it, for a refusal whose body is still coming; to be
+ * called before an answer with `Connection: close` is written, by whatever writes it. Node
+ * closes such a connection with `socket.destroySoon()`: our side is shut, then the socket
+ * destroyed, reset by the kernel with the upload still arriving. For this socket only, the
+ * destroy waits until the sender closes its side too, or LINGER_MS passes; meanwhile the rest
+ * of the body is read and dropped. Does nothing for a body already whole or gone.
  */
-function lingerOnClose(req: IncomingMessage): void {
+export function lingerWhileUploading(req: IncomingMessage): void {
+  if (req.complete || req.destroyed) return;
   const socket = req.socket;
   socket.destroySoon = function lingeringClose(this: Socket) {
     this.end();
@@ -88,13 +92,13 @@ function lingerOnClose(req: IncomingMessage): void {
 }
 
 /** Fails a body that keeps trickling: fewer than the minimum rate over a whole window. */
-function watchRate(req: IncomingMessage, guards: BodyGuards): void {
+function watchRate(req: IncomingMessage, guards: BodyGuards, fail: (error: Error) => void): void {
   const socket = req.socket;
   let mark = socket.bytesRead;
   const timer = setInterval(() => {
     const read = socket.bytesRead - mark;
     mark = socket.bytesRead;
-    if (read < guards.leastPerWindow) req.destroy(slowBodyError(guards));
+    if (read < guards.leastPerWindow) fail(slowBodyError(guards));
   }, guards.rateWindowMs);
   timer.unref();
   const stop = () => clearInterval(timer);
@@ -103,17 +107,18 @@ function watchRate(req: IncomingMessage, guards: BodyGuards): void {
 }
 
 /**
- * Fails the request, with `timeout`, when its body sends nothing for the idle timeout, arrives
- * slower than the minimum rate, or is not whole by the request timeout (`bodyGuardsOf` the
- * options); all stop once the body is in.
+ * Calls `fail` with a `timeout` error when the request's body sends nothing for the idle
+ * timeout, arrives slower than the minimum rate, or is not whole by the request timeout
+ * (`bodyGuardsOf` the options); all stop once the body is in. `fail` fails the reads of the
+ * body (`failableBody`), leaving the connection open for the answer.
  */
-export function watchBody(req: IncomingMessage, guards: BodyGuards): void {
+export function watchBody(req: IncomingMessage, guards: BodyGuards, fail: (error: Error) => void): void {
   if (req.complete) return;
-  if (guards.rateWindowMs > 0) watchRate(req, guards);
+  if (guards.rateWindowMs > 0) watchRate(req, guards, fail);
   if (guards.requestMs > 0) {
     // A body the parser has whole is in, though the receiver may not have read all of it yet.
     const timer = setTimeout(() => {
-      if (!req.complete) req.destroy(requestTimeoutError(guards.requestMs));
+      if (!req.complete) fail(requestTimeoutError(guards.requestMs));
     }, guards.requestMs);
     timer.unref();
     const stop = () => clearTimeout(timer);
@@ -121,7 +126,8 @@ export function watchBody(req: IncomingMessage, guards: BodyGuards): void {
     req.once('close', stop);
   }
   if (guards.idleMs > 0) {
-    req.setTimeout(guards.idleMs, () => req.destroy(idleTimeoutError(guards.idleMs)));
+    // With a listener of ours, Node leaves the socket open on its timeout.
+    req.setTimeout(guards.idleMs, () => fail(idleTimeoutError(guards.idleMs)));
     // The timer is for a silent sender only: once the body is in, a handler slower than the
     // timeout must not have its connection dropped (the socket timer outlives the body).
     req.once('end', () => req.setTimeout(0));
@@ -140,8 +146,11 @@ export function guardedNodeBody(
 ): ReceiverRequest['body'] {
   const body = nodeBodyOf(req);
   if (body !== req) return body;
-  watchBody(req, guards);
-  return sendOnRead ? continuingOnRead(req, sendOnRead) : req;
+  const live = sendOnRead ? continuingOnRead(req, sendOnRead) : req;
+  if (req.complete || !guardsOn(guards)) return live;
+  const failing = failableBody(live);
+  watchBody(req, guards, failing.fail);
+  return failing.body;
 }
 
 /** A `(req, res)` handler, with a second entry for requests that ask `Expect: 100-continue`. */

@@ -4,6 +4,7 @@ import {
   type BodyGuardOptions,
   type BodyGuards,
   bodyGuardsOf,
+  failableBody,
   guardedWebBody,
   guardsOn,
 } from './body-guards.ts';
@@ -27,26 +28,38 @@ export function webHandler(
   return (request) => answerWebRequest(receiver, request, guards, null);
 }
 
-/**
- * Answers one Web request. `onRead`, when given, is called as the receiver starts reading the
- * body, that is once the callback's headers passed (a deferred `100 Continue`, on Node).
- */
+/** How the body of one Web request is read, besides the guards on the stream itself. */
+export interface WebBodyHooks {
+  /** Called as the receiver starts reading the body, once the callback's headers passed. */
+  onRead?: () => void;
+  /** Watches the body from beside it (a Node request underneath), failing its reads with `fail`. */
+  watch?: (fail: (error: Error) => void) => void;
+}
+
+/** Answers one Web request. */
 export async function answerWebRequest(
   receiver: Receiver,
   request: Request,
   guards: BodyGuards,
-  onRead: (() => void) | null,
+  hooks: WebBodyHooks | null,
 ): Promise<Response> {
-  const failure = request.bodyUsed
-    ? new ReceiverError(
-        'body_consumed',
-        'the request body was already read; hand the receiver the untouched Request',
-      )
-    : undefined;
+  // A locked stream was taken by a reader before us, whether or not it read anything yet.
+  const failure =
+    request.bodyUsed || request.body?.locked === true
+      ? new ReceiverError(
+          'body_consumed',
+          'the request body was already read; hand the receiver the untouched Request',
+        )
+      : undefined;
   const stream = failure ? null : request.body;
   let body: AsyncIterable<Uint8Array> | null =
     stream && guardsOn(guards) ? guardedWebBody(stream, guards) : stream;
-  if (body && onRead) body = continuingOnRead(body, onRead);
+  if (body && hooks?.onRead) body = continuingOnRead(body, hooks.onRead);
+  if (body && hooks?.watch) {
+    const failing = failableBody(body);
+    hooks.watch(failing.fail);
+    body = failing.body;
+  }
   const response = await receiver.handle({
     header: (name) => request.headers.get(name) ?? undefined,
     body,
