@@ -92,14 +92,24 @@ const startHono = (options: Partial<ReceiverOptions> = {}) =>
     return createAdaptorServer({ fetch: app.fetch }) as Server;
   });
 
-/** Fastify with the plugin under a prefix, and a route of the app's own beside it. */
-async function startFastifyServer(options: Partial<ReceiverOptions> = {}): Promise<ContinueServer> {
+/**
+ * Fastify with the plugin's route at `/callbacks` (by default its path; or, with `prefix`, the
+ * prefix with the default path, which Fastify serves both with and without the trailing slash),
+ * and a route of the app's own beside it.
+ */
+async function startFastifyServer(
+  options: Partial<ReceiverOptions> = {},
+  prefix = false,
+): Promise<ContinueServer> {
   const out = await tempDir();
   const receiver = createReceiver({ out, store: new MemoryReceiptStore(), ...options });
   const app = Fastify();
   app.post('/other', async (request) => ({ length: (request.body as Buffer).length }));
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-  await app.register(fastifyReceiver, { receiver, path: '/callbacks' });
+  await app.register(
+    fastifyReceiver,
+    prefix ? { receiver, prefix: '/callbacks' } : { receiver, path: '/callbacks' },
+  );
   await app.listen({ port: 0, host: '127.0.0.1' });
   return { out, port: (app.server.address() as AddressInfo).port, close: () => app.close() };
 }
@@ -110,6 +120,10 @@ const SERVERS = [
   { name: 'Express 5 (deferContinue)', start: startExpress },
   { name: 'Hono (deferContinue)', start: startHono },
   { name: 'Fastify 5', start: startFastifyServer },
+  {
+    name: 'Fastify 5 (under a prefix)',
+    start: (options?: Partial<ReceiverOptions>) => startFastifyServer(options, true),
+  },
 ];
 
 /** Everything the socket receives, as it comes. */
@@ -167,7 +181,9 @@ async function expectContinuedAndAccepted(port: number, out: string): Promise<vo
     await received.until((text) => text.includes('\r\n\r\n'));
     expect(received.text()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
     socket.write(callback.body);
-    const answer = finalAnswer(await received.until((text) => finalAnswer(text) !== null));
+    const text = await received.until((seen) => finalAnswer(seen) !== null);
+    expect(text.match(/100 Continue/g)).toHaveLength(1);
+    const answer = finalAnswer(text);
     expect(answer).toEqual({
       status: 200,
       body: { received: true, id_gen: callback.id, duplicate: false },
@@ -283,6 +299,23 @@ describe('deferContinue', () => {
       await expectContinuedAndAccepted(running.port, out);
     } finally {
       await running.close();
+    }
+  });
+
+  it('sends one 100 Continue when a middleware reads a copy of the body before the receiver', async () => {
+    const server = await startDeferred({}, (receiver) => {
+      const app = new Hono();
+      app.use('/callbacks', async (c, next) => {
+        await c.req.raw.clone().arrayBuffer();
+        await next();
+      });
+      app.post('/callbacks', honoHandler(receiver));
+      return createAdaptorServer({ fetch: app.fetch }) as Server;
+    });
+    try {
+      await expectContinuedAndAccepted(server.port, server.out);
+    } finally {
+      await server.close();
     }
   });
 

@@ -108,6 +108,26 @@ describe('Web handler given a used Request', () => {
       await receiver.close();
     }
   });
+
+  it('answers body_consumed when a reader took the body, even before reading any of it', async () => {
+    const out = await tempDir();
+    const receiver = createReceiver({ out });
+    try {
+      const callback = await wire();
+      const request = new Request('http://127.0.0.1/callbacks', {
+        method: 'POST',
+        headers: callback.headers,
+        body: callback.body,
+      });
+      request.body?.getReader();
+      const response = await webHandler(receiver)(request);
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ error: { code: 'body_consumed' } });
+      expect(await storedFiles(out)).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
 });
 
 describe('Fastify plugin scope', () => {
@@ -125,6 +145,18 @@ describe('Fastify plugin scope', () => {
       },
     };
   }
+
+  it("answers the receiver's 500 to a Content-Type Fastify itself cannot parse", async () => {
+    const harness = await startReceiver(await fastifyWith(async () => {}));
+    for (const contentType of [';;;', 'multipart/form-data, boundary=x', '/form-data; boundary=x']) {
+      const answer = await post(harness.url, 'x', { 'content-type': contentType });
+      expect(answer).toEqual({
+        status: 500,
+        body: { error: { code: 'not_multipart', message: expect.any(String) } },
+      });
+    }
+    expect((await send(harness.url, await wire())).status).toBe(200);
+  });
 
   it('leaves JSON parsing of the other routes alone', async () => {
     const harness = await startReceiver(await fastifyWith(async () => {}));

@@ -85,7 +85,8 @@ function defer(req: IncomingMessage, res: ServerResponse): void {
   const read = stream._read;
   stream._read = function firstRead(this: IncomingMessage, size: number) {
     stream._read = read;
-    if (deferred.has(req)) sendContinue(res);
+    // Sent now, and no longer the receiver's to send: one 100 Continue per request.
+    if (deferred.delete(req)) sendContinue(res);
     read.call(this, size);
   };
 }
