@@ -90,7 +90,8 @@ describe('Express middleware in front of the receiver', () => {
 });
 
 describe('Web handler given a used Request', () => {
-  it('answers body_consumed when the body was read before', async () => {
+  /** Hands the receiver a callback's Request after `use` did something to its body. */
+  async function expectBodyConsumed(use: (request: Request) => Promise<unknown> | unknown) {
     const out = await tempDir();
     const receiver = createReceiver({ out });
     try {
@@ -100,26 +101,7 @@ describe('Web handler given a used Request', () => {
         headers: callback.headers,
         body: callback.body,
       });
-      await request.arrayBuffer();
-      const response = await webHandler(receiver)(request);
-      expect(response.status).toBe(500);
-      expect(await response.json()).toMatchObject({ error: { code: 'body_consumed' } });
-    } finally {
-      await receiver.close();
-    }
-  });
-
-  it('answers body_consumed when a reader took the body, even before reading any of it', async () => {
-    const out = await tempDir();
-    const receiver = createReceiver({ out });
-    try {
-      const callback = await wire();
-      const request = new Request('http://127.0.0.1/callbacks', {
-        method: 'POST',
-        headers: callback.headers,
-        body: callback.body,
-      });
-      request.body?.getReader();
+      await use(request);
       const response = await webHandler(receiver)(request);
       expect(response.status).toBe(500);
       expect(await response.json()).toMatchObject({ error: { code: 'body_consumed' } });
@@ -127,6 +109,14 @@ describe('Web handler given a used Request', () => {
     } finally {
       await receiver.close();
     }
+  }
+
+  it('answers body_consumed when the body was read before', async () => {
+    await expectBodyConsumed((request) => request.arrayBuffer());
+  });
+
+  it('answers body_consumed when a reader took the body, even before reading any of it', async () => {
+    await expectBodyConsumed((request) => request.body?.getReader());
   });
 });
 
