@@ -103,6 +103,11 @@ describe('parseHeaderValue and backslashes', () => {
     const escaped = parseHeaderValue('form-data; name="a\\"b\\\\c"');
     expect(typeof escaped === 'string' ? escaped : escaped.params.get('name')).toBe('a"b\\c');
   });
+
+  it('refuses a value that ends in a backslash written unescaped, as an unterminated string', () => {
+    // curl, requests and undici write a filename `trailing\` so; busboy drops such a part.
+    expect(parseHeaderValue('form-data; name="result_pv"; filename="trailing\\"')).toMatch(/unterminated/);
+  });
 });
 
 describe('decodeExtendedValue (RFC 8187)', () => {
