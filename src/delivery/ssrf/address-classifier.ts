@@ -177,7 +177,17 @@ export function classifyAddress(address: string | IpAddress): AddressClassificat
   const inner = embeddedIpv4(ip);
   if (inner !== undefined) {
     const embedded = { form: inner.form, ipv4: formatIpAddress(inner.ipv4) };
-    return { ...classifyIpv4(inner.ipv4), address: text, family: 6, embedded };
+    const byIpv4 = classifyIpv4(inner.ipv4);
+    // The deprecated compatible and translated forms route nowhere as IPv6: outside 2000::/3,
+    // they are reserved unless the IPv4 inside refuses them for a reason of its own.
+    if (
+      byIpv4.category === 'public' &&
+      (inner.form === 'ipv4-compatible' || inner.form === 'ipv4-translated')
+    ) {
+      const range = inner.form === 'ipv4-compatible' ? '::/96' : '::ffff:0:0:0/96';
+      return { category: 'reserved', range, address: text, family: 6, embedded };
+    }
+    return { ...byIpv4, address: text, family: 6, embedded };
   }
   const rule = matchRule(IPV6_RULES, ip);
   if (rule !== undefined)

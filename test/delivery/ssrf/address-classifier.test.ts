@@ -158,6 +158,9 @@ const EMBEDDED: (readonly [address: string, category: AddressCategory, form: str
   ['::127.0.0.1', 'loopback', 'ipv4-compatible', '127.0.0.1'],
   ['::7f00:1', 'loopback', 'ipv4-compatible', '127.0.0.1'],
   ['::ffff:0:7f00:1', 'loopback', 'ipv4-translated', '127.0.0.1'],
+  // Deprecated forms route nowhere as IPv6: a public IPv4 inside does not make them public.
+  ['::8.8.8.8', 'reserved', 'ipv4-compatible', '8.8.8.8'],
+  ['::ffff:0:8.8.8.8', 'reserved', 'ipv4-translated', '8.8.8.8'],
   ['64:ff9b::a9fe:a9fe', 'metadata', 'nat64', '169.254.169.254'],
   ['64:ff9b::127.0.0.1', 'loopback', 'nat64', '127.0.0.1'],
   ['64:ff9b::c0a8:101', 'private', 'nat64', '192.168.1.1'],
