@@ -63,24 +63,21 @@ export function slowBodyError(guards: BodyGuards): ReceiverError {
   );
 }
 
-/** A body whose reads can be failed from outside, for guards that watch it from beside it. */
-export interface FailableBody<T> {
-  body: AsyncIterable<T>;
-  /** Fails the pending read, and every one after it, with `error`; the first error stays. */
-  fail(error: Error): void;
-}
-
 /**
- * Wraps a body so that a guard can fail its reads without destroying the connection under it,
- * which then stays open for the receiver's `500 timeout` answer. Destroying a Node request
- * instead closes its socket at once, and the sender gets no answer at all.
+ * Wraps a body so that a guard watching it from beside it can fail its reads without
+ * destroying the connection under it, which then stays open for the receiver's `500 timeout`
+ * answer (destroying a Node request closes its socket at once: the sender gets no answer).
+ * `watch` is handed `fail`, which fails the pending read and every one after it; the first
+ * error stays.
  *
  * @example
- * const failing = failableBody(req);
- * setTimeout(() => failing.fail(idleTimeoutError(30_000)), 30_000);
- * for await (const chunk of failing.body) decoder.write(chunk);
+ * const body = failableBody(req, (fail) => setTimeout(() => fail(idleTimeoutError(30_000)), 30_000));
+ * for await (const chunk of body) decoder.write(chunk);
  */
-export function failableBody<T>(source: AsyncIterable<T>): FailableBody<T> {
+export function failableBody<T>(
+  source: AsyncIterable<T>,
+  watch: (fail: (error: Error) => void) => void,
+): AsyncIterable<T> {
   let failure: Error | null = null;
   let rejectPending: ((error: Error) => void) | null = null;
   const body: AsyncIterable<T> = {
@@ -102,14 +99,12 @@ export function failableBody<T>(source: AsyncIterable<T>): FailableBody<T> {
       };
     },
   };
-  return {
-    body,
-    fail(error) {
-      if (failure) return;
-      failure = error;
-      rejectPending?.(error);
-    },
-  };
+  watch((error) => {
+    if (failure) return;
+    failure = error;
+    rejectPending?.(error);
+  });
+  return body;
 }
 
 const TIMER = Symbol('timer');

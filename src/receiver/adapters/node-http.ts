@@ -148,9 +148,7 @@ export function guardedNodeBody(
   if (body !== req) return body;
   const live = sendOnRead ? continuingOnRead(req, sendOnRead) : req;
   if (req.complete || !guardsOn(guards)) return live;
-  const failing = failableBody(live);
-  watchBody(req, guards, failing.fail);
-  return failing.body;
+  return failableBody(live, (fail) => watchBody(req, guards, fail));
 }
 
 /** A `(req, res)` handler, with a second entry for requests that ask `Expect: 100-continue`. */

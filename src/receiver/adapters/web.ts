@@ -55,11 +55,7 @@ export async function answerWebRequest(
   let body: AsyncIterable<Uint8Array> | null =
     stream && guardsOn(guards) ? guardedWebBody(stream, guards) : stream;
   if (body && hooks?.onRead) body = continuingOnRead(body, hooks.onRead);
-  if (body && hooks?.watch) {
-    const failing = failableBody(body);
-    hooks.watch(failing.fail);
-    body = failing.body;
-  }
+  if (body && hooks?.watch) body = failableBody(body, hooks.watch);
   const response = await receiver.handle({
     header: (name) => request.headers.get(name) ?? undefined,
     body,
