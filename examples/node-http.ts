@@ -43,6 +43,9 @@ export function createApp(options: ExampleOptions = {}): { server: Server; recei
   // A sender that asks `Expect: 100-continue` (curl, for large files) learns of a refusal
   // (too large, unsigned) before it uploads the file.
   deferContinue(server, '/callbacks');
+  // Bytes that are not HTTP (a body longer than its Content-Length, say) are answered 500 with
+  // a code, and a callback being processed keeps its own answer, instead of Node's bare 400.
+  server.on('clientError', handle.clientError);
   return { server, receiver };
 }
 

@@ -6,6 +6,7 @@ export type ReceiverErrorCode =
   | 'body_consumed'
   | 'unsupported_encoding'
   | 'aborted'
+  | 'malformed_request'
   | 'timeout'
   | 'storage_failed'
   | 'internal_error';

@@ -83,6 +83,8 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
   // A callback refused on its headers (too large, not multipart, unsigned) is answered before
   // a sender that asked `Expect: 100-continue` (curl, for files over 1 MiB) uploads its file.
   deferContinue(server, (req) => req.method === 'POST');
+  // Bytes Node cannot read as HTTP get a 500 with a code (or the callback's own answer).
+  server.on('clientError', receive.clientError);
   // A large upload may take long; the receiver's idle timeout guards against stalls instead.
   server.requestTimeout = 0;
   server.headersTimeout = 15_000;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts';
 import { ReceiverError } from '../receiver-error.ts';
 import {
@@ -12,6 +13,7 @@ import {
   requestTimeoutError,
   slowBodyError,
 } from './body-guards.ts';
+import { answerOnSocket, clientErrorOf, type HttpClientError } from './client-error.ts';
 import { claimContinue, continuingOnRead, sendContinue } from './expect-continue.ts';
 
 /** The body guards of a Node request: see `BodyGuardOptions`. */
@@ -143,15 +145,19 @@ export function guardedNodeBody(
   req: MaybeParsed,
   guards: BodyGuards,
   sendOnRead: (() => void) | null,
+  onFailable?: (fail: (error: Error) => void) => void,
 ): ReceiverRequest['body'] {
   const body = nodeBodyOf(req);
   if (body !== req) return body;
   const live = sendOnRead ? continuingOnRead(req, sendOnRead) : req;
-  if (req.complete || !guardsOn(guards)) return live;
-  return failableBody(live, (fail) => watchBody(req, guards, fail));
+  if (req.complete || (!guardsOn(guards) && !onFailable)) return live;
+  return failableBody(live, (fail) => {
+    if (guardsOn(guards)) watchBody(req, guards, fail);
+    onFailable?.(fail);
+  });
 }
 
-/** A `(req, res)` handler, with a second entry for requests that ask `Expect: 100-continue`. */
+/** A `(req, res)` handler, with entries for `Expect: 100-continue` and for unreadable HTTP. */
 export type NodeHandler = ((req: IncomingMessage, res: ServerResponse) => Promise<void>) & {
   /**
    * For `server.on('checkContinue', …)`: the same handler, but `100 Continue` is sent only
@@ -160,7 +166,22 @@ export type NodeHandler = ((req: IncomingMessage, res: ServerResponse) => Promis
    * answers `100 Continue` to every request before any handler sees it.
    */
   checkContinue: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /**
+   * For `server.on('clientError', …)`: bytes Node cannot read as HTTP. Without it Node writes
+   * a bare `400` and closes the connection, even over the answer to a callback still being
+   * processed (bytes after its body, a `Content-Length` shorter than the body). With it, that
+   * callback's own 200 or 500 goes out, then the connection closes; a body cut off by the
+   * error fails as `aborted` or `malformed_request`; and a request that never got as far as
+   * the handler is answered 500 with its code, and reported to `onOutcome`, like any other.
+   */
+  clientError: (error: Error, socket: Duplex) => void;
 };
+
+/** The request being answered on a connection, and how to fail its body's reads. */
+interface InFlight {
+  res: ServerResponse;
+  fail: ((error: Error) => void) | null;
+}
 
 /**
  * A `(req, res)` handler for `node:http` (and Express, Connect and anything else built on it).
@@ -170,23 +191,58 @@ export type NodeHandler = ((req: IncomingMessage, res: ServerResponse) => Promis
  * const handler = nodeHandler(createReceiver({ out: './callbacks' }));
  * const server = http.createServer(handler).listen(9000);
  * server.on('checkContinue', handler.checkContinue); // optional: refuse before the upload
+ * server.on('clientError', handler.clientError); // optional: 500 with a code for broken HTTP
  */
 export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}): NodeHandler {
   const guards = bodyGuardsOf(options);
+  const inFlight = new WeakMap<Duplex, InFlight>();
+  const refused = new WeakSet<Duplex>();
   const handle = async (req: IncomingMessage, res: ServerResponse, continueOnRead: boolean) => {
     // Claimed before anything reads the body: the 100 Continue then waits for the headers' checks.
     const deferredContinue = continueOnRead ? () => sendContinue(res) : claimContinue(req);
     const header = (name: string) => headerOf(req, name);
+    const current: InFlight = { res, fail: null };
+    inFlight.set(req.socket, current);
+    res.once('finish', () => {
+      if (inFlight.get(req.socket) === current) inFlight.delete(req.socket);
+    });
     let body: ReceiverRequest['body'];
     try {
-      body = guardedNodeBody(req, guards, deferredContinue);
+      body = guardedNodeBody(req, guards, deferredContinue, (fail) => (current.fail = fail));
     } catch (error) {
       sendNodeResponse(res, await receiver.handle({ header, body: null, failure: error }));
       return;
     }
     sendNodeResponse(res, await receiver.handle({ header, body }));
   };
+  const clientError = (error: HttpClientError, socket: Duplex) => {
+    // Node reports every further chunk of a broken connection again: answer it once.
+    if (refused.has(socket)) return;
+    refused.add(socket);
+    const current = inFlight.get(socket);
+    if (current) {
+      // Nothing after this request is read as a request: its answer closes the connection.
+      if (current.res.headersSent) current.res.once('finish', () => socket.end());
+      else current.res.shouldKeepAlive = false;
+      if (current.res.req.complete) return;
+      if (current.fail) current.fail(clientErrorOf(error));
+      else socket.destroy();
+      return;
+    }
+    // Another route's answer still owed on this connection is not ours to write over.
+    const owed = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
+    if (owed || !socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const failure = clientErrorOf(error);
+    receiver
+      .handle({ header: () => undefined, body: null, failure })
+      .then((response) => answerOnSocket(socket, response))
+      .catch(() => socket.destroy());
+  };
   return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(req, res, false), {
     checkContinue: (req: IncomingMessage, res: ServerResponse) => handle(req, res, true),
+    clientError,
   });
 }

@@ -1,0 +1,149 @@
+/**
+ * Requests that Node's HTTP parser cannot read, answered through `clientError`: the callback
+ * being processed keeps its own 200 or 500, and a request that never reached the handler gets
+ * a 500 with its code instead of Node's bare 400. Raw sockets, so that every byte is ours.
+ */
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { nodeHandler } from '../../src/receiver/index.ts';
+import { createListenServer } from '../../src/web/listen-server.ts';
+import { type Adapter, listen, startReceiver } from './adapters.ts';
+import { expectFile, storedFiles, tempDir, type Wire, wire } from './helpers.ts';
+
+/** node:http with the handler on both `request` and `clientError`. */
+const nodeWithClientError: Adapter = {
+  name: 'node:http with clientError',
+  start(receiver) {
+    const handler = nodeHandler(receiver);
+    const server = createServer(handler);
+    server.on('clientError', handler.clientError);
+    return listen(server);
+  },
+};
+
+/** Writes `bytes` on a fresh connection (then half-closes, with `end`) and reads all it gets. */
+function exchange(port: number, bytes: Buffer, options: { end?: boolean } = {}): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('latin1').on('data', (text: string) => (answer += text));
+    socket.on('error', () => {});
+    socket.on('close', () => resolve(answer));
+    socket.write(bytes);
+    if (options.end) socket.end();
+  });
+}
+
+function head(callback: Wire, extra: string): Buffer {
+  return Buffer.from(
+    `POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${callback.contentType}\r\n${extra}\r\n`,
+    'latin1',
+  );
+}
+
+function errorCode(answer: string): string | undefined {
+  return /"code":"([a-z_]+)"/.exec(answer)?.[1];
+}
+
+describe('clientError', () => {
+  it('answers a callback followed by bytes that are not a request, then closes', async () => {
+    const harness = await startReceiver(nodeWithClientError);
+    for (const connection of ['close', 'keep-alive']) {
+      const callback = await wire();
+      const bytes = Buffer.concat([
+        head(callback, `Content-Length: ${callback.body.length}\r\nConnection: ${connection}\r\n`),
+        callback.body,
+        Buffer.from('garbage\r\n\r\n'),
+      ]);
+      const answer = await exchange(harness.port, bytes);
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(answer).toContain(`"id_gen":"${callback.id}"`);
+      await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+    }
+  });
+
+  it('answers a body longer than its Content-Length with the callback’s own 500', async () => {
+    const harness = await startReceiver(nodeWithClientError);
+    const callback = await wire();
+    const bytes = Buffer.concat([
+      head(callback, `Content-Length: ${callback.body.length - 10}\r\n`),
+      callback.body,
+    ]);
+    const answer = await exchange(harness.port, bytes);
+    expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+    expect(errorCode(answer)).toBe('malformed_multipart');
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
+
+  it('answers a body cut off by a half-close as aborted, while the sender still reads', async () => {
+    const harness = await startReceiver(nodeWithClientError);
+    const callback = await wire();
+    const bytes = Buffer.concat([
+      head(callback, `Content-Length: ${callback.body.length}\r\n`),
+      callback.body.subarray(0, callback.body.length - 40),
+    ]);
+    const answer = await exchange(harness.port, bytes, { end: true });
+    expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+    expect(errorCode(answer)).toBe('aborted');
+    await harness.settled(1);
+    expect(harness.outcomes[0]?.error?.code).toBe('aborted');
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
+
+  const unreadable: [string, (callback: Wire) => Buffer, string][] = [
+    [
+      'Content-Length with Transfer-Encoding',
+      (callback) =>
+        Buffer.concat([
+          head(callback, `Content-Length: ${callback.body.length}\r\nTransfer-Encoding: chunked\r\n`),
+          callback.body,
+        ]),
+      'malformed_request',
+    ],
+    [
+      'a chunk size that is not hex',
+      (callback) => Buffer.concat([head(callback, 'Transfer-Encoding: chunked\r\n'), Buffer.from('zz\r\n')]),
+      'malformed_request',
+    ],
+    [
+      'headers over the server’s limit',
+      (callback) => head(callback, `X-Padding: ${'a'.repeat(70_000)}\r\nContent-Length: 5\r\n`),
+      'headers_too_large',
+    ],
+  ];
+
+  it.each(unreadable)(
+    'answers %s with 500 and its code, reported like any refusal',
+    async (_, request, code) => {
+      const harness = await startReceiver(nodeWithClientError);
+      const answer = await exchange(harness.port, request(await wire()));
+      expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+      expect(answer).toMatch(/\r\ncontent-type: application\/json/i);
+      expect(errorCode(answer)).toBe(code);
+      await harness.settled(1);
+      expect(harness.outcomes[0]).toMatchObject({ verdict: 'rejected', error: { code } });
+      expect(await storedFiles(harness.out)).toEqual([]);
+    },
+  );
+
+  it('is wired by `mediahook listen`, whose record of the refusal is printed like any other', async () => {
+    const outcomes: string[] = [];
+    const listenServer = createListenServer({
+      out: await tempDir(),
+      onOutcome: (outcome) => outcomes.push(outcome.error?.code ?? outcome.verdict),
+    });
+    const running = await listen(listenServer.server);
+    try {
+      const [, request] = unreadable[0] ?? [];
+      const answer = await exchange(running.port, request!(await wire()));
+      expect(errorCode(answer)).toBe('malformed_request');
+      expect(outcomes).toEqual(['malformed_request']);
+    } finally {
+      await running.close();
+      await listenServer.receiver.close();
+    }
+  });
+});
