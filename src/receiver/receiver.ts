@@ -56,7 +56,13 @@ export type ReceivedCallback = ReceivedSuccess | ErrorCallback;
 /** What became of one request, for logs, `listen --json` and the inspector. */
 export interface ReceiverOutcome {
   verdict: 'accepted' | 'duplicate' | 'rejected';
+  /**
+   * What this request carried, as far as it was read. A duplicate's bytes were validated and
+   * dropped: its `file.path` is null, and `receipt` says what was stored the first time.
+   */
   callback: ReceivedCallback | null;
+  /** For a duplicate, the receipt of the callback accepted first; else null. */
+  receipt: Receipt | null;
   error: ErrorBody['error'] | null;
   receivedAt: string;
   durationMs: number;
@@ -340,21 +346,23 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
       const receivedAt = Date.now();
       const sinks: DiskSink[] = [];
       let callback: ReceivedCallback | null = null;
+      let receipt: Receipt | null = null;
       try {
         if (request.failure !== undefined) throw failureOf(request);
         const decoded = await decode(request, sinks);
         const result = await accept(decoded, sinks[0]);
         const duplicate = 'duplicateOf' in result;
         if ('duplicateOf' in result) {
-          // The bytes were validated and dropped; the file stored the first time is the one to show.
-          const path = result.duplicateOf.file_path;
-          callback = decoded.event === 'success' ? { ...decoded, file: { ...decoded.file, path } } : decoded;
+          receipt = result.duplicateOf;
+          callback =
+            decoded.event === 'success' ? { ...decoded, file: { ...decoded.file, path: null } } : decoded;
         } else {
           callback = result;
         }
         report(() => ({
           verdict: duplicate ? 'duplicate' : 'accepted',
           callback,
+          receipt,
           error: null,
           receivedAt: new Date(receivedAt).toISOString(),
           durationMs: performance.now() - started,
@@ -367,6 +375,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
         report(() => ({
           verdict: 'rejected',
           callback,
+          receipt: null,
           error: body.error,
           receivedAt: new Date(receivedAt).toISOString(),
           durationMs: performance.now() - started,

@@ -1,4 +1,4 @@
-import type { ReceiverOutcome } from '../receiver/index.ts';
+import type { Receipt, ReceiverOutcome } from '../receiver/index.ts';
 
 /** One line of `mediahook listen --json`; field names are fixed (PRODUCT §3). */
 export type ListenRecord =
@@ -32,6 +32,8 @@ export function listenRecordOf(outcome: ReceiverOutcome): ListenRecord {
       message: outcome.error?.message ?? '',
     };
   }
+  // A duplicate is told as what the receiver has: the callback it accepted first.
+  if (outcome.verdict === 'duplicate' && outcome.receipt) return duplicateRecordOf(outcome.receipt);
   const common = {
     family: callback.family,
     status: callback.status,
@@ -42,6 +44,24 @@ export function listenRecordOf(outcome: ReceiverOutcome): ListenRecord {
   if (callback.event === 'error') return { event: 'error', ...common, message: callback.message };
   const { path, mediaType, bytes, sha256 } = callback.file;
   return { event: 'success', ...common, file: { path, mediaType, bytes, sha256 } };
+}
+
+function duplicateRecordOf(receipt: Receipt): ListenRecord {
+  const common = {
+    family: receipt.family,
+    status: receipt.status,
+    id_gen: receipt.id_gen,
+    time_gen: receipt.time_gen,
+    duplicate: true,
+  };
+  if (receipt.event === 'error') return { event: 'error', ...common, message: receipt.message ?? '' };
+  const file = {
+    path: receipt.file_path,
+    mediaType: receipt.media_type ?? '',
+    bytes: receipt.bytes ?? 0,
+    sha256: receipt.sha256,
+  };
+  return { event: 'success', ...common, file };
 }
 
 /** A readable line for a terminal. */

@@ -52,16 +52,18 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'POST') return receive(req, res);
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (req.method === 'GET' && path === '/') {
+    // HEAD is GET without the body: Node leaves the body out of a HEAD answer by itself.
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    if (read && path === '/') {
       return send(res, 200, 'text/html; charset=utf-8', inspectorPage());
     }
-    if (req.method === 'GET' && path === '/requests.json') {
+    if (read && path === '/requests.json') {
       return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(recent.map(publicOutcome)));
     }
-    if (req.method === 'GET' && path.startsWith('/files/')) {
-      return sendFile(res, receiver.out, decodeURIComponent(path.slice('/files/'.length)));
+    if (read && path.startsWith('/files/')) {
+      return sendFile(res, receiver.out, fileNameOf(path));
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
+    if (!read) {
       res.setHeader('allow', 'GET, HEAD, POST');
       return send(
         res,
@@ -110,6 +112,8 @@ function errorJson(code: string, message: string): string {
 function publicOutcome(outcome: ReceiverOutcome) {
   const callback = outcome.callback;
   const file = callback?.event === 'success' ? callback.file : null;
+  // A duplicate's own bytes were dropped: it shows the file stored the first time.
+  const path = file?.path ?? outcome.receipt?.file_path ?? null;
   return {
     verdict: outcome.verdict,
     receivedAt: outcome.receivedAt,
@@ -124,8 +128,8 @@ function publicOutcome(outcome: ReceiverOutcome) {
       time_gen: callback.time_gen,
       message: callback.event === 'error' ? callback.message : null,
       file: file && {
-        url: file.path ? `/files/${encodeURIComponent(basename(file.path))}` : null,
-        path: file.path,
+        url: path ? `/files/${encodeURIComponent(basename(path))}` : null,
+        path,
         filename: file.filename,
         declaredType: file.declaredType,
         mediaType: file.mediaType,
@@ -143,6 +147,15 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
     'cache-control': 'no-store',
   });
   res.end(body);
+}
+
+/** The file name in a `/files/NAME` path; a bad percent-encoding names no file. */
+function fileNameOf(path: string): string {
+  try {
+    return decodeURIComponent(path.slice('/files/'.length));
+  } catch {
+    return '';
+  }
 }
 
 async function sendFile(res: ServerResponse, directory: string, name: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +75,7 @@ async function post(url: string, callback: OutgoingCallback, secret?: string) {
 }
 
 const run = promisify(execFile);
+const sha256Hex = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const common = { status: 'success', time_gen: '2026-11-22T10:00:00.000Z' };
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -171,6 +173,48 @@ describe('mediahook listen', () => {
     expect(records[4]).toEqual({ event: 'rejected', code: 'not_multipart', message: expect.any(String) });
     expect(Buffer.compare(await readFile(join(out, 'op-1.jpg')), jpeg)).toBe(0);
     expect(Buffer.compare(await readFile(join(out, 'op-2.mp4')), mp4)).toBe(0);
+  });
+
+  it('tells a duplicate as the callback stored first, whatever the copy carried', async () => {
+    listener = await startListen(['--out', out, '--json']);
+    const jpeg = jpegBytes(700);
+    const first = { ...common, family: 'B', event: 'success', id_gen: 'op-9' } as const;
+    await post(listener.url, { ...first, file: jpeg, mediaType: 'image/jpeg' });
+    const copy = { ...common, family: 'A', event: 'success', id_gen: 'op-9' } as const;
+    expect((await post(listener.url, { ...copy, file: mp4Bytes(900), mediaType: 'video/mp4' })).status).toBe(
+      200,
+    );
+    const error = { ...common, family: 'A', event: 'error', id_gen: 'op-9', message: 'late' } as const;
+    expect((await post(listener.url, error)).status).toBe(200);
+    const records = (await listener.waitForLines(3)).map((line) => JSON.parse(line));
+    const stored = {
+      event: 'success',
+      family: 'B',
+      status: 'success',
+      id_gen: 'op-9',
+      time_gen: common.time_gen,
+      file: { path: join(out, 'op-9.jpg'), mediaType: 'image/jpeg', bytes: 700, sha256: sha256Hex(jpeg) },
+    };
+    expect(records).toEqual([
+      { ...stored, duplicate: false },
+      { ...stored, duplicate: true },
+      { ...stored, duplicate: true },
+    ]);
+  });
+
+  it('answers HEAD like GET, without a body', async () => {
+    listener = await startListen(['--out', out]);
+    for (const path of ['/', '/requests.json']) {
+      const get = await request(new URL(path, listener.url), { method: 'GET' });
+      await get.body.dump();
+      const head = await request(new URL(path, listener.url), { method: 'HEAD' });
+      expect(head.statusCode).toBe(200);
+      expect(head.headers['content-type']).toBe(get.headers['content-type']);
+      expect(await head.body.text()).toBe('');
+    }
+    const badName = await request(new URL('/files/%ZZ.jpg', listener.url), { method: 'GET' });
+    expect(badName.statusCode).toBe(404);
+    expect(await badName.body.json()).toMatchObject({ error: { code: 'not_found' } });
   });
 
   it('prints a readable line without --json, and serves the inspector and the stored files', async () => {

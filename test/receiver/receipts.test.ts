@@ -131,8 +131,9 @@ describe.each(ADAPTERS)('$name receipts', (adapter) => {
     expect(answer).toEqual({ status: 200, body: { received: true, id_gen: callback.id, duplicate: true } });
     expect(after.successes).toHaveLength(0);
     expect(await storedFiles(out)).toEqual([`${callback.id}.jpg`]);
-    // The duplicate's outcome points at the file stored the first time.
-    expect(after.outcomes[0]?.callback).toMatchObject({ file: { path: join(out, `${callback.id}.jpg`) } });
+    // The duplicate's bytes were dropped; its outcome has the receipt of the file stored the first time.
+    expect(after.outcomes[0]?.callback).toMatchObject({ file: { path: null } });
+    expect(after.outcomes[0]?.receipt).toMatchObject({ file_path: join(out, `${callback.id}.jpg`) });
   });
 
   it('handles concurrent copies once even when the store is slow to answer', async () => {
