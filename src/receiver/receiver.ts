@@ -20,7 +20,7 @@ import {
 import { DiskSink } from './disk-sink.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
 import { type ErrorBody, errorBodyOf, ReceiverError } from './receiver-error.ts';
-import { checkContentEncoding, feed } from './request-body.ts';
+import { checkContentEncoding, checkTransferEncoding, feed } from './request-body.ts';
 import { SqliteReceiptStore } from './sqlite-receipt-store.ts';
 
 /** A request as an adapter hands it over: a header lookup and the body, live or already read. */
@@ -213,6 +213,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
 
   async function decode(request: ReceiverRequest, sinks: DiskSink[]) {
     checkContentEncoding(request.header('content-encoding'));
+    checkTransferEncoding(request.header('transfer-encoding'));
     const declared = request.header('content-length');
     // Also a hint for hashing: one that is no size (NaN) counts as unknown there.
     const declaredBytes = declared === undefined ? undefined : Number(declared);

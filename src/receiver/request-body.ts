@@ -8,12 +8,28 @@ import { ReceiverError } from './receiver-error.ts';
  */
 export function checkContentEncoding(encoding: string | undefined): void {
   if (encoding === undefined) return;
-  const codings = encoding.split(',').map((coding) => coding.trim().toLowerCase());
-  if (codings.every((coding) => coding === 'identity' || coding === '')) return;
+  if (codingsOf(encoding).every((coding) => coding === 'identity' || coding === '')) return;
   throw new ReceiverError(
     'unsupported_encoding',
     `the body has Content-Encoding ${encoding}; a callback is accepted only as the multipart bytes themselves`,
   );
+}
+
+/**
+ * The same for a transfer coding: Node's parser undoes `chunked` only, so a body sent with
+ * `Transfer-Encoding: gzip, chunked` would reach the decoder still compressed.
+ */
+export function checkTransferEncoding(encoding: string | undefined): void {
+  if (encoding === undefined) return;
+  if (codingsOf(encoding).every((coding) => coding === 'chunked' || coding === '')) return;
+  throw new ReceiverError(
+    'unsupported_encoding',
+    `the body has Transfer-Encoding ${encoding}; only chunked is read`,
+  );
+}
+
+function codingsOf(header: string): string[] {
+  return header.split(',').map((coding) => coding.trim().toLowerCase());
 }
 
 /** Reads the body into the decoder (and the verifier), bounded in size. */

@@ -179,6 +179,28 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     expect(plain.status).toBe(200);
   });
 
+  it('answers unsupported_encoding to a transfer coding other than chunked', async () => {
+    const harness = await startReceiver(adapter);
+    const callback = await wire();
+    const socket = connect(harness.port, '127.0.0.1');
+    const answer = collectAnswer(socket);
+    socket.write(
+      'POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n' +
+        `Content-Type: ${callback.contentType}\r\nTransfer-Encoding: gzip, chunked\r\n\r\n`,
+    );
+    socket.end(
+      Buffer.concat([
+        Buffer.from(`${callback.body.length.toString(16)}\r\n`),
+        callback.body,
+        Buffer.from('\r\n0\r\n\r\n'),
+      ]),
+    );
+    await once(socket, 'close');
+    expect(answer()).toMatch(/^HTTP\/1\.1 500 /);
+    expect(answer()).toContain('"code":"unsupported_encoding"');
+    await expectNothingKept(harness);
+  });
+
   it('honours a smaller text limit', async () => {
     const harness = await startReceiver(adapter, { limits: { textBytes: 10 } });
     const answer = await send(harness.url, await wire({ event: 'error', message: 'eleven char' }));
