@@ -64,9 +64,8 @@ export const serveCommand: Command = {
     );
     const signal = await stopped;
     io.stderr.write(`mediahook serve: ${signal}, stopping\n`);
-    server.close();
-    server.closeIdleConnections();
-    await service.stop();
+    // The store closes last: requests in flight and the workers still use it until they end.
+    await Promise.all([service.closeServer(server), service.stop()]);
     await setup.store.close();
     return 0;
   },

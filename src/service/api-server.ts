@@ -5,10 +5,11 @@ import type { DirectoryBlobStore } from '../delivery/index.ts';
 import { uuidv7 } from '../ids/uuidv7.ts';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { dashboardPage } from '../web/dashboard-page.ts';
-import { ApiError, apiErrorResponse } from './api-error.ts';
+import { ApiError, apiErrorResponse, methodNotAllowed, unauthorized } from './api-error.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
 import { parseCreateOperation } from './request-validation.ts';
+import type { RequestDrain } from './request-drain.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
 export interface ApiOptions {
@@ -16,9 +17,12 @@ export interface ApiOptions {
   blobs: DirectoryBlobStore;
   metrics: ServiceMetrics;
   log: Logger;
+  /** Where requests are tracked for a graceful shutdown. */
+  drain?: RequestDrain;
 }
 
 const MAX_JSON_BYTES = 64 * 1024;
+const JSON_TYPE = 'application/json; charset=utf-8';
 const OPERATION_PATH = /^\/v1\/operations\/([^/]+)(\/redeliver|\/result)?$/;
 const ENDPOINT_PATH = /^\/v1\/endpoints\/([^/]+)$/;
 
@@ -47,23 +51,46 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  text: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  // Node leaves the body out of an answer to HEAD and keeps its Content-Length (RFC 9110 §9.3.2).
   res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
+    ...headers,
+    'content-type': type,
     'content-length': Buffer.byteLength(text),
     'cache-control': 'no-store',
   });
   res.end(text);
 }
 
-function sendText(res: ServerResponse, status: number, type: string, text: string): void {
-  res.writeHead(status, {
-    'content-type': type,
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  });
-  res.end(text);
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  send(res, status, JSON_TYPE, JSON.stringify(body));
+}
+
+/**
+ * The method a route sees (HEAD goes wherever GET does); throws 405 with `Allow` when the
+ * route does not take it.
+ */
+function methodOf(req: IncomingMessage, path: string, allowed: readonly ('GET' | 'POST')[]): 'GET' | 'POST' {
+  const method = req.method === 'HEAD' ? 'GET' : req.method;
+  const found = allowed.find((name) => name === method);
+  if (found) return found;
+  const allow = allowed.flatMap((name) => (name === 'GET' ? ['GET', 'HEAD'] : [name]));
+  throw methodNotAllowed(req.method ?? '', path, allow.sort());
+}
+
+/** A path segment, percent-decoded; one that cannot be decoded names no resource. */
+function segment(raw: string, path: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new ApiError(404, 'not_found', `no such resource: ${path}`);
+  }
 }
 
 function oneOf<T extends string>(name: string, value: string | null, allowed: readonly T[]): T | undefined {
@@ -77,7 +104,7 @@ function oneOf<T extends string>(name: string, value: string | null, allowed: re
 /**
  * The service's HTTP API (PRODUCT §4) as a `node:http` handler: operations, redelivery,
  * OpenAPI, health, metrics and the dashboard. With API keys in the store, `/v1` asks for
- * `Authorization: Bearer <key>`.
+ * `Authorization: Bearer <key>`. With `drain`, each request is tracked so a shutdown can wait for it.
  *
  * @example
  * http.createServer(createApiHandler({ store, blobs, metrics, log })).listen(8080, '127.0.0.1');
@@ -85,70 +112,95 @@ function oneOf<T extends string>(name: string, value: string | null, allowed: re
 export function createApiHandler(options: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { store, blobs, metrics, log } = options;
   const openapi = JSON.stringify(openApiDocument());
+  /** The routes outside `/v1`, open to all, GET only: their media type and text. */
+  const open = new Map<string, () => Promise<[string, string]> | [string, string]>([
+    ['/healthz', () => [JSON_TYPE, '{"ok":true}']],
+    ['/openapi.json', () => ['application/json', openapi]],
+    ['/metrics', async () => ['text/plain; version=0.0.4', metrics.render(await store.queueDepth())]],
+    ['/', () => ['text/html; charset=utf-8', dashboardPage()]],
+  ]);
 
   async function authorize(req: IncomingMessage): Promise<void> {
     if ((await store.countApiKeys()) === 0) return;
-    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-    if (!match || !(await store.findApiKey(apiKeyHash(match[1]!)))) {
-      throw new ApiError(401, 'unauthorized', 'an API key is required: Authorization: Bearer <key>');
+    const authorization = req.headers.authorization;
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
+    if (!match || !(await store.findApiKey(apiKeyHash(match[1]!))))
+      throw unauthorized(authorization !== undefined);
+  }
+
+  async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const request = parseCreateOperation(await readJson(req));
+    const id = uuidv7();
+    await store.createOperation({
+      id_gen: id,
+      kind: request.kind,
+      family: request.family,
+      webhook_url: request.webhook_url,
+      prompt: request.prompt,
+      fail_with: request.fail_with ?? null,
+      status_text: request.status ?? null,
+    });
+    metrics.operationCreated(request.kind, request.family);
+    log('info', 'operation_created', { id_gen: id, kind: request.kind, family: request.family });
+    sendJson(res, 202, await store.getOperation(id));
+  }
+
+  async function list(url: URL, res: ServerResponse): Promise<void> {
+    const limit = Number(url.searchParams.get('limit') ?? 50);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
+      throw new ApiError(400, 'invalid_request', 'limit takes 1 to 500');
     }
+    const operations = await store.listOperations({
+      limit,
+      state: oneOf('state', url.searchParams.get('state'), OPERATION_STATES),
+      family: oneOf('family', url.searchParams.get('family'), ['A', 'B'] as const),
+      callbackState: oneOf('callback_state', url.searchParams.get('callback_state'), CALLBACK_STATES),
+      endpoint: url.searchParams.get('endpoint') ?? undefined,
+      before: url.searchParams.get('before') ?? undefined,
+    });
+    const last = operations.length === limit ? operations[operations.length - 1]!.id_gen : null;
+    sendJson(res, 200, { operations, next_before: last });
+  }
+
+  async function result(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const record = await store.getOperationRecord(id);
+    if (!record?.result || !(await blobs.exists(record.result.key))) {
+      throw new ApiError(404, 'not_found', 'this operation has no result file (any more)');
+    }
+    res.writeHead(200, {
+      'content-type': record.result.media_type,
+      'content-length': record.result.bytes,
+      'cache-control': 'no-store',
+    });
+    if (req.method === 'HEAD') res.end();
+    else createReadStream(blobs.pathOf(record.result.key)).pipe(res);
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname;
-    const method = req.method ?? 'GET';
-    if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { ok: true });
-    if (method === 'GET' && path === '/openapi.json') return sendText(res, 200, 'application/json', openapi);
-    if (method === 'GET' && path === '/metrics') {
-      return sendText(res, 200, 'text/plain; version=0.0.4', metrics.render(await store.queueDepth()));
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      throw new ApiError(400, 'invalid_request', 'the request target is not a valid URL');
     }
-    if (method === 'GET' && path === '/')
-      return sendText(res, 200, 'text/html; charset=utf-8', dashboardPage());
+    const path = url.pathname;
+    const page = open.get(path);
+    if (page) {
+      methodOf(req, path, ['GET']);
+      const [type, text] = await page();
+      return send(res, 200, type, text);
+    }
     if (!path.startsWith('/v1/')) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
     await authorize(req);
 
     if (path === '/v1/operations') {
-      if (method === 'POST') {
-        const request = parseCreateOperation(await readJson(req));
-        const id = uuidv7();
-        await store.createOperation({
-          id_gen: id,
-          kind: request.kind,
-          family: request.family,
-          webhook_url: request.webhook_url,
-          prompt: request.prompt,
-          fail_with: request.fail_with ?? null,
-          status_text: request.status ?? null,
-        });
-        metrics.operationCreated(request.kind, request.family);
-        log('info', 'operation_created', { id_gen: id, kind: request.kind, family: request.family });
-        return sendJson(res, 202, await store.getOperation(id));
-      }
-      if (method === 'GET') {
-        const limit = Number(url.searchParams.get('limit') ?? 50);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-          throw new ApiError(400, 'invalid_request', 'limit takes 1 to 500');
-        }
-        const operations = await store.listOperations({
-          limit,
-          state: oneOf('state', url.searchParams.get('state'), OPERATION_STATES),
-          family: oneOf('family', url.searchParams.get('family'), ['A', 'B'] as const),
-          callbackState: oneOf('callback_state', url.searchParams.get('callback_state'), CALLBACK_STATES),
-          endpoint: url.searchParams.get('endpoint') ?? undefined,
-          before: url.searchParams.get('before') ?? undefined,
-        });
-        const last = operations.length === limit ? operations[operations.length - 1]!.id_gen : null;
-        return sendJson(res, 200, { operations, next_before: last });
-      }
-      throw new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${path}`);
+      return methodOf(req, path, ['GET', 'POST']) === 'POST' ? create(req, res) : list(url, res);
     }
 
     const endpoint = ENDPOINT_PATH.exec(path);
     if (endpoint) {
-      if (method !== 'GET')
-        throw new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${path}`);
-      const record = await store.getEndpoint(decodeURIComponent(endpoint[1]!));
+      methodOf(req, path, ['GET']);
+      const record = await store.getEndpoint(segment(endpoint[1]!, path));
       return sendJson(res, 200, {
         key: record.key,
         circuit_state: record.circuit_state,
@@ -159,40 +211,28 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
 
     const match = OPERATION_PATH.exec(path);
     if (!match) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
-    const id = decodeURIComponent(match[1]!);
+    const id = segment(match[1]!, path);
     const action = match[2];
     if (action === '/redeliver') {
-      if (method !== 'POST') throw new ApiError(405, 'method_not_allowed', 'redeliver takes POST');
+      methodOf(req, path, ['POST']);
       await store.redeliver(id);
       log('info', 'callback_redelivered', { id_gen: id });
       return sendJson(res, 202, await store.getOperation(id));
     }
-    if (method !== 'GET')
-      throw new ApiError(405, 'method_not_allowed', `${method} is not allowed on ${path}`);
-    if (action === '/result') {
-      const record = await store.getOperationRecord(id);
-      if (!record?.result || !(await blobs.exists(record.result.key))) {
-        throw new ApiError(404, 'not_found', 'this operation has no result file (any more)');
-      }
-      res.writeHead(200, {
-        'content-type': record.result.media_type,
-        'content-length': record.result.bytes,
-        'cache-control': 'no-store',
-      });
-      createReadStream(blobs.pathOf(record.result.key)).pipe(res);
-      return;
-    }
+    methodOf(req, path, ['GET']);
+    if (action === '/result') return result(id, req, res);
     const operation = await store.getOperation(id);
     if (!operation) throw new ApiError(404, 'not_found', `no operation ${id}`);
     return sendJson(res, 200, operation);
   }
 
   return (req, res) => {
-    route(req, res).catch((error: unknown) => {
-      const { status, body } = apiErrorResponse(error);
+    const handled = route(req, res).catch((error: unknown) => {
+      const { status, headers, body } = apiErrorResponse(error);
       if (status >= 500) log('error', 'api_error', { path: req.url, error });
       if (res.headersSent) res.destroy();
-      else sendJson(res, status, body);
+      else send(res, status, JSON_TYPE, JSON.stringify(body), headers);
     });
+    options.drain?.track(res, handled);
   };
 }

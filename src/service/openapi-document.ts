@@ -11,6 +11,17 @@ import {
 
 const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
 const errorResponse = (description: string) => ({ description, content: json('Error') });
+/** Every `/v1` operation answers this without a valid key (once a key exists). */
+const UNAUTHORIZED = {
+  description: 'No valid API key.',
+  headers: {
+    'WWW-Authenticate': {
+      description: '`Bearer realm="mediahook"`, with `error="invalid_token"` when the key given is unknown.',
+      schema: { type: 'string' },
+    },
+  },
+  content: json('Error'),
+};
 
 function webhook(
   name: keyof typeof CALLBACK_SCHEMAS,
@@ -53,7 +64,8 @@ export function openApiDocument(): Record<string, unknown> {
       version: version(),
       description:
         'Starts image and video generation operations and reports each outcome by a multipart/form-data ' +
-        "callback to the operation's webhook_url.",
+        "callback to the operation's webhook_url. Every GET also takes HEAD; a method a path does not " +
+        'take is answered 405 with `Allow`.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     components: {
@@ -79,8 +91,10 @@ export function openApiDocument(): Record<string, unknown> {
           requestBody: { required: true, content: json('CreateOperation') },
           responses: {
             '202': { description: 'Queued.', content: json('Operation') },
-            '400': errorResponse('The request is invalid (B with video, a bad URL, an unknown field…).'),
-            '401': errorResponse('No valid API key.'),
+            '400': errorResponse(
+              'The request is invalid (B with video, a webhook URL the sender cannot dial, an unknown field…).',
+            ),
+            '401': UNAUTHORIZED,
           },
         },
         get: {
@@ -103,7 +117,11 @@ export function openApiDocument(): Record<string, unknown> {
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
             { name: 'before', in: 'query', schema: { type: 'string' } },
           ],
-          responses: { '200': { description: 'A page of operations.', content: json('OperationList') } },
+          responses: {
+            '200': { description: 'A page of operations.', content: json('OperationList') },
+            '400': errorResponse('A filter or limit is invalid.'),
+            '401': UNAUTHORIZED,
+          },
         },
       },
       '/v1/operations/{id_gen}': {
@@ -113,6 +131,7 @@ export function openApiDocument(): Record<string, unknown> {
           summary: "An operation and its callback's delivery",
           responses: {
             '200': { description: 'The operation.', content: json('Operation') },
+            '401': UNAUTHORIZED,
             '404': errorResponse('Unknown.'),
           },
         },
@@ -124,6 +143,7 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Queue the callback again',
           responses: {
             '202': { description: 'Queued again.', content: json('Operation') },
+            '401': UNAUTHORIZED,
             '404': errorResponse('Unknown.'),
             '409': errorResponse('The operation has not finished, or its callback is being delivered.'),
           },
@@ -136,7 +156,10 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           operationId: 'getEndpoint',
           summary: "A receiver's circuit breaker",
-          responses: { '200': { description: 'The circuit.', content: json('Endpoint') } },
+          responses: {
+            '200': { description: 'The circuit.', content: json('Endpoint') },
+            '401': UNAUTHORIZED,
+          },
         },
       },
       '/healthz': {

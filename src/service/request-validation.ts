@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { WEBHOOK_SCHEMES } from '../delivery/index.ts';
 import { ApiError } from './api-error.ts';
 import { CREATE_OPERATION_SCHEMA } from './api-schemas.ts';
 
@@ -24,6 +25,27 @@ function describe(error: ErrorObject | undefined): string {
   return `${where} ${error.message ?? 'is invalid'}`;
 }
 
+/**
+ * Why the sender could never dial a webhook URL, if it could not: the schema's `uri` format lets
+ * through what the WHATWG parser the sender uses refuses. The SSRF check of the address is not
+ * made here: it is made on the address dialled, and a refused callback ends `dead` saying why.
+ */
+function webhookUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    // WHATWG also refuses an empty host and a port over 65535 for http(s).
+    url = new URL(text);
+  } catch {
+    return 'is not a valid absolute URL';
+  }
+  if (!WEBHOOK_SCHEMES.includes(url.protocol)) return `has the scheme ${url.protocol}: only http: and https:`;
+  if (url.port === '0') return 'has port 0, which cannot be dialled';
+  // The sender refuses them (url_credentials): callbacks are authenticated by their signature.
+  if (url.username !== '' || url.password !== '')
+    return 'carries a user name or password, which is never sent';
+  return undefined;
+}
+
 /** The body of `POST /v1/operations`, once validated. */
 export interface CreateOperationRequest {
   kind: 'image' | 'video';
@@ -36,13 +58,15 @@ export interface CreateOperationRequest {
 
 /**
  * Validates a create-operation body against its schema and the rules a schema cannot say
- * (family B carries images only). Throws an {@link ApiError} 400 with a code.
+ * (a webhook URL the sender can dial, family B carries images only). Throws an {@link ApiError} 400 with a code.
  */
 export function parseCreateOperation(body: unknown): CreateOperationRequest {
   if (!validateCreate(body)) {
     throw new ApiError(400, 'invalid_request', describe(validateCreate.errors?.[0]));
   }
   const request = body as CreateOperationRequest;
+  const problem = webhookUrlProblem(request.webhook_url);
+  if (problem) throw new ApiError(400, 'invalid_request', `webhook_url ${problem}`);
   if (request.family === 'B' && request.kind === 'video') {
     throw new ApiError(400, 'family_b_video', 'family B carries JPEG images only: a video needs family A');
   }

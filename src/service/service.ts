@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import {
   CallbackSender,
@@ -14,6 +14,7 @@ import { createApiHandler } from './api-server.ts';
 import { GenerationWorker } from './generation-worker.ts';
 import type { Generator } from './generators/index.ts';
 import { jsonLogger, type Logger } from './json-log.ts';
+import { RequestDrain } from './request-drain.ts';
 import { ServiceMetrics } from './service-metrics.ts';
 
 export interface ServiceOptions {
@@ -49,6 +50,12 @@ export interface Service {
   start(): Promise<void>;
   /** Stops the workers gracefully, then closes the sender (not the store: its owner does). */
   stop(): Promise<void>;
+  /**
+   * Closes a server running {@link handler}: stops accepting, lets the requests in flight end
+   * (with `Connection: close`) for up to `graceMs` (5 s), then closes every connection. Resolves
+   * once no request is being handled, so the store can be closed after it.
+   */
+  closeServer(server: Server, graceMs?: number): Promise<void>;
 }
 
 /**
@@ -58,7 +65,10 @@ export interface Service {
  * const store = await openStore('data/mediahook.sqlite');
  * const service = createService({ store, dataDir: 'data', generator: builtInGenerator() });
  * await service.start();
- * http.createServer(service.handler).listen(8080, '127.0.0.1');
+ * const server = http.createServer(service.handler).listen(8080, '127.0.0.1');
+ * // on SIGTERM:
+ * await Promise.all([service.closeServer(server), service.stop()]);
+ * await store.close();
  */
 export function createService(options: ServiceOptions): Service {
   const log = options.log ?? jsonLogger();
@@ -108,8 +118,9 @@ export function createService(options: ServiceOptions): Service {
     onError: (error) => log('error', 'delivery_worker_error', { error }),
   });
   const runWorkers = options.workers ?? true;
+  const drain = new RequestDrain();
   return {
-    handler: createApiHandler({ store: options.store, blobs, metrics, log }),
+    handler: createApiHandler({ store: options.store, blobs, metrics, log, drain }),
     metrics,
     blobs,
     async start() {
@@ -122,5 +133,6 @@ export function createService(options: ServiceOptions): Service {
       if (runWorkers) await Promise.all([generation.stop(), delivery.stop()]);
       await sender.close();
     },
+    closeServer: (server, graceMs = 5000) => drain.close(server, graceMs),
   };
 }

@@ -2,15 +2,14 @@
  * API keys: created by `mediahook keys create`, stored only hashed; once one exists, /v1 asks
  * for it; without one, `serve` refuses to bind beyond loopback.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyHash } from '../../src/service/api-server.ts';
 import { openStore } from '../../src/store/index.ts';
-import { BIN, runCli } from '../cli/helpers.ts';
-import { type RunningService, startService } from './service-harness.ts';
+import { runCli } from '../cli/helpers.ts';
+import { type RunningService, startServeProcess, startService } from './service-harness.ts';
 
 describe('API keys', () => {
   let data: string;
@@ -68,8 +67,17 @@ describe('API keys', () => {
       const body = { kind: 'image', family: 'A', prompt: 'p', webhook_url: 'http://127.0.0.1:9/x' };
       const anonymous = await run.post('/v1/operations', body);
       expect([anonymous.status, anonymous.body.error.code]).toEqual([401, 'unauthorized']);
+      // RFC 6750 §3: a 401 says which scheme it wants, and whether the token given was bad.
+      expect(anonymous.headers['www-authenticate']).toBe('Bearer realm="mediahook"');
       const wrong = await run.post('/v1/operations', body, { authorization: 'Bearer mh_wrong' });
       expect(wrong.status).toBe(401);
+      expect(wrong.headers['www-authenticate']).toBe('Bearer realm="mediahook", error="invalid_token"');
+      const head = await run.call('HEAD', '/v1/operations');
+      expect([head.status, head.headers['www-authenticate'], head.text]).toEqual([
+        401,
+        'Bearer realm="mediahook"',
+        '',
+      ]);
       const allowed = await run.post('/v1/operations', body, { authorization: `Bearer ${key}` });
       expect(allowed.status).toBe(202);
       expect((await run.get(`/v1/operations/${allowed.body.id_gen}`)).status).toBe(401);
@@ -83,24 +91,14 @@ describe('API keys', () => {
 
   it('`serve` starts, answers /healthz and stops on SIGTERM', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mediahook-serve-'));
-    const child = spawn(BIN, ['serve', '--data', dir, '--port', '0'], { stdio: 'pipe' });
+    const serve = await startServeProcess(['--data', dir]);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let stderr = '';
-        child.stderr.setEncoding('utf8').on('data', (text: string) => {
-          stderr += text;
-          const match = /listening at (http:\/\/\S+)/.exec(stderr);
-          if (match) resolve(match[1]!);
-        });
-        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-      });
-      const health = await fetch(new URL('/healthz', url));
+      const health = await fetch(new URL('/healthz', serve.url));
       expect(await health.json()).toEqual({ ok: true });
-      const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
-      child.kill('SIGTERM');
-      expect(await exit).toBe(0);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
     } finally {
-      child.kill('SIGKILL');
+      serve.child.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
     }
   });

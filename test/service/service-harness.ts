@@ -2,6 +2,7 @@
  * A running service and a real receiver, both on 127.0.0.1, for end-to-end tests: the API is
  * driven over HTTP, callbacks arrive at a mediahook receiver that validates and stores them.
  */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -9,12 +10,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
+import type { SsrfPolicy } from '../../src/delivery/index.ts';
 import type { ReceiverOutcome } from '../../src/receiver/index.ts';
 import { builtInGenerator } from '../../src/service/generators/index.ts';
 import { silentLogger } from '../../src/service/json-log.ts';
 import { createService, type Service } from '../../src/service/service.ts';
 import { type OperationResource, openStore, type Store } from '../../src/store/index.ts';
 import { createListenServer, type ListenServer } from '../../src/web/listen-server.ts';
+import { BIN } from '../cli/helpers.ts';
 
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -55,19 +58,32 @@ export async function startReceiving(out: string, secret?: string): Promise<Rece
   };
 }
 
+/** An answer of the API: `body` is the parsed JSON, or null when `text` is not JSON. */
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+}
+
 export interface RunningService {
   url: string;
   store: Store;
   service: Service;
   dir: string;
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
-  get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any; text: string }>;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Answer>;
+  get(path: string, headers?: Record<string, string>): Promise<Answer>;
+  /** Any method; a string body goes as it is, anything else as JSON. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer>;
   stop(): Promise<void>;
 }
 
-/** The service on a SQLite store in a fresh directory, callbacks signed with {@link SECRET}. */
+/**
+ * The service on a SQLite store in a fresh directory, callbacks signed with {@link SECRET}, private
+ * webhook addresses allowed unless `ssrf` says otherwise.
+ */
 export async function startService(
-  options: { db?: string; workers?: boolean } = {},
+  options: { db?: string; workers?: boolean; ssrf?: SsrfPolicy } = {},
 ): Promise<RunningService> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
   const store = openStore(options.db ?? join(dir, 'mediahook.sqlite'));
@@ -77,7 +93,7 @@ export async function startService(
     dataDir: dir,
     generator: builtInGenerator(),
     secrets: [SECRET],
-    ssrf: { allowPrivate: true },
+    ssrf: options.ssrf ?? { allowPrivate: true },
     retrySchedule: [200, 200, 200],
     workers: options.workers,
     log: silentLogger,
@@ -86,11 +102,11 @@ export async function startService(
   const server = createServer(service.handler);
   const url = await listen(server);
   async function call(
-    method: 'GET' | 'POST',
+    method: string,
     path: string,
-    body: unknown,
+    body?: unknown,
     headers: Record<string, string> = {},
-  ) {
+  ): Promise<Answer> {
     const response = await request(`${url}${path}`, {
       method,
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
@@ -103,7 +119,7 @@ export async function startService(
     } catch {
       // Not JSON (a dashboard page, metrics text): `text` has it.
     }
-    return { status: response.statusCode, body: parsed as any, text };
+    return { status: response.statusCode, headers: response.headers, body: parsed as any, text };
   }
   return {
     url,
@@ -112,6 +128,7 @@ export async function startService(
     dir,
     post: (path, body, headers) => call('POST', path, body, headers),
     get: (path, headers) => call('GET', path, undefined, headers),
+    call,
     async stop() {
       server.closeAllConnections();
       server.close();
@@ -137,4 +154,29 @@ export async function waitForCallback(
       throw new Error(`callback of ${id} is ${operation?.callback.state}, not ${states}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+export interface ServeProcess {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  /** What it has written to stderr so far. */
+  stderr(): string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/** `bin/mediahook serve` as a user runs it, on a free loopback port; resolves once it listens. */
+export async function startServeProcess(args: readonly string[]): Promise<ServeProcess> {
+  const child = spawn(BIN, ['serve', '--port', '0', ...args], { stdio: 'pipe' });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+      const match = /listening at (http:\/\/\S+)/.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    void exited.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+  return { child, url, stderr: () => stderr, exited };
 }

@@ -1,0 +1,112 @@
+/**
+ * The API as an HTTP server, over real HTTP: what it refuses at the door (webhook URLs the
+ * sender could never dial, undecodable paths), 405 with `Allow`, and HEAD wherever GET goes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningService, startService, waitForCallback } from './service-harness.ts';
+
+const GOOD = { kind: 'image', family: 'A', prompt: 'p', webhook_url: 'http://127.0.0.1:9/x' };
+
+describe('the API over HTTP', () => {
+  let run: RunningService;
+  beforeAll(async () => {
+    run = await startService();
+  });
+  afterAll(async () => {
+    await run?.stop();
+  });
+
+  it('refuses webhook URLs the sender could never dial with 400, saying why', async () => {
+    const cases: [string, RegExp][] = [
+      ['http://', /not a valid absolute URL/],
+      ['https://:99999/', /not a valid absolute URL/],
+      ['http://exa%00mple.com/', /not a valid absolute URL/],
+      ['http://host.example:0/', /port 0/],
+      ['http://u:p@host.example/', /user name or password/],
+      ['https://user@host.example/', /user name or password/],
+    ];
+    for (const [webhook_url, message] of cases) {
+      const response = await run.post('/v1/operations', { ...GOOD, webhook_url });
+      expect([response.status, response.body?.error?.code], webhook_url).toEqual([400, 'invalid_request']);
+      expect(response.body.error.message, webhook_url).toMatch(/^webhook_url /);
+      expect(response.body.error.message, webhook_url).toMatch(message);
+    }
+    for (const webhook_url of ['http://[::1]:65535/x', 'HTTPS://Host.Example/a?b#c', 'http://1.2.3/']) {
+      expect((await run.post('/v1/operations', { ...GOOD, webhook_url })).status, webhook_url).toBe(202);
+    }
+  });
+
+  it('answers an undecodable path with 404 JSON, not 500', async () => {
+    for (const [method, path] of [
+      ['GET', '/v1/operations/%ZZ'],
+      ['POST', '/v1/operations/%ZZ/redeliver'],
+      ['GET', '/v1/operations/%E0%A4%A/result'],
+      ['GET', '/v1/endpoints/%ZZ'],
+    ] as const) {
+      const response = await run.call(method, path);
+      expect([response.status, response.body?.error?.code], `${method} ${path}`).toEqual([404, 'not_found']);
+    }
+  });
+
+  it('answers 405 with the methods the resource takes in Allow', async () => {
+    const id = (await run.post('/v1/operations', GOOD)).body.id_gen as string;
+    for (const [method, path, allow] of [
+      ['DELETE', '/v1/operations', 'GET, HEAD, POST'],
+      ['PUT', `/v1/operations/${id}`, 'GET, HEAD'],
+      ['GET', `/v1/operations/${id}/redeliver`, 'POST'],
+      ['POST', `/v1/operations/${id}/result`, 'GET, HEAD'],
+      ['POST', '/v1/endpoints/a:80', 'GET, HEAD'],
+      ['POST', '/healthz', 'GET, HEAD'],
+      ['DELETE', '/', 'GET, HEAD'],
+      ['POST', '/openapi.json', 'GET, HEAD'],
+      ['PUT', '/metrics', 'GET, HEAD'],
+    ] as const) {
+      const response = await run.call(method, path);
+      expect([response.status, response.body?.error?.code], `${method} ${path}`).toEqual([
+        405,
+        'method_not_allowed',
+      ]);
+      expect(response.headers.allow, `${method} ${path}`).toBe(allow);
+    }
+  });
+
+  it('answers HEAD as GET, without the body', async () => {
+    const created = await run.post('/v1/operations', { ...GOOD, prompt: 'head' });
+    const id = created.body.id_gen as string;
+    const operation = await waitForCallback(run, id, ['retrying', 'dead']);
+    expect(operation.state).toBe('succeeded');
+    const paths = ['/healthz', '/', '/openapi.json', `/v1/operations/${id}`, `/v1/operations/${id}/result`];
+    for (const path of paths) {
+      const get = await run.get(path);
+      const head = await run.call('HEAD', path);
+      expect([head.status, head.text], path).toEqual([200, '']);
+      expect(head.headers['content-type'], path).toBe(get.headers['content-type']);
+      expect(head.headers['content-length'], path).toBe(get.headers['content-length']);
+      expect(Number(head.headers['content-length']), path).toBeGreaterThan(0);
+    }
+    const metrics = await run.call('HEAD', '/metrics');
+    expect([metrics.status, metrics.text, metrics.headers['content-type']]).toEqual([
+      200,
+      '',
+      'text/plain; version=0.0.4',
+    ]);
+    expect((await run.call('HEAD', '/v1/operations/nope')).status).toBe(404);
+  });
+});
+
+describe('the SSRF guard, still at delivery', () => {
+  let run: RunningService;
+  beforeAll(async () => {
+    run = await startService({ ssrf: {} });
+  });
+  afterAll(async () => {
+    await run?.stop();
+  });
+
+  it('accepts a URL whose address it refuses, and the callback ends dead with the reason', async () => {
+    const created = await run.post('/v1/operations', { ...GOOD, fail_with: 'no' });
+    expect(created.status).toBe(202);
+    const operation = await waitForCallback(run, created.body.id_gen as string, ['dead']);
+    expect(operation.callback.attempts[0]!.error).toMatch(/SSRF guard: .*loopback/);
+  });
+});
