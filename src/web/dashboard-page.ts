@@ -1,7 +1,8 @@
 /**
  * The service dashboard at `/`: one self-contained page (no build step, no CDN) over the
  * service's own API. Lists operations with their callback's delivery, attempts, result
- * preview, filters, and a redeliver button; refreshes every two seconds.
+ * preview, filters, and a redeliver button; refreshes every two seconds. With API keys, every
+ * call (the previews too) carries the key entered on the page.
  */
 export function dashboardPage(): string {
   return `<!doctype html>
@@ -64,16 +65,42 @@ function endpointOf(url) {
     return 'invalid:' + url.slice(0, 200);
   }
 }
+// An <img src> cannot carry the API key: results are fetched with it and shown from blob: URLs.
 const previews = new Map();
 function preview(op) {
   if (op.state !== 'succeeded') return el('span', '');
   if (!previews.has(op.id_gen)) {
     const media = el(op.kind === 'video' ? 'video' : 'img');
-    media.src = '/v1/operations/' + encodeURIComponent(op.id_gen) + '/result';
     if (op.kind === 'video') { media.controls = true; media.muted = true; media.loop = true; }
     previews.set(op.id_gen, media);
+    loadPreview(op.id_gen, media);
   }
   return previews.get(op.id_gen);
+}
+async function loadPreview(id, media) {
+  try {
+    const response = await fetch('/v1/operations/' + encodeURIComponent(id) + '/result', { headers: headers() });
+    const blob = response.ok ? await response.blob() : null;
+    if (previews.get(id) !== media) return;
+    if (blob) {
+      media.src = URL.createObjectURL(blob);
+    } else if (response.status === 404) {
+      const gone = el('span', 'result file gone');
+      previews.set(id, gone);
+      media.replaceWith(gone);
+    } else {
+      previews.delete(id); // tried again on the next refresh (the key may come later)
+    }
+  } catch {
+    if (previews.get(id) === media) previews.delete(id);
+  }
+}
+function forgetPreviews(shown) {
+  for (const [id, media] of previews) {
+    if (shown.has(id)) continue;
+    if (media.src) URL.revokeObjectURL(media.src);
+    previews.delete(id);
+  }
 }
 async function redeliver(id) {
   const response = await fetch('/v1/operations/' + encodeURIComponent(id) + '/redeliver', { method: 'POST', headers: headers() });
@@ -98,6 +125,7 @@ async function refresh() {
     if (answer.ok) circuits.set(key, await answer.json());
   }));
   rows.replaceChildren();
+  forgetPreviews(new Set(operations.map((op) => op.id_gen)));
   for (const op of operations) {
     const row = rows.insertRow();
     row.dataset.id = op.id_gen;

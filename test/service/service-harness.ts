@@ -58,6 +58,22 @@ export async function startReceiving(out: string, secret?: string): Promise<Rece
   };
 }
 
+/** A receiver in a directory of its own: `close()` stops it and removes the directory. */
+export type TempReceiving = Receiving & { close(): Promise<void> };
+
+/** {@link startReceiving} into a fresh directory. */
+export async function startTempReceiving(secret?: string): Promise<TempReceiving> {
+  const out = await mkdtemp(join(tmpdir(), 'mediahook-received-'));
+  const receiving = await startReceiving(out, secret);
+  return {
+    ...receiving,
+    async close() {
+      await receiving.listen.close();
+      await rm(out, { recursive: true, force: true });
+    },
+  };
+}
+
 /** An answer of the API: `body` is the parsed JSON, or null when `text` is not JSON. */
 export interface Answer {
   status: number;
