@@ -20,7 +20,7 @@ import {
 import { DiskSink } from './disk-sink.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
 import { type ErrorBody, errorBodyOf, ReceiverError } from './receiver-error.ts';
-import { checkContentEncoding, checkTransferEncoding, feed } from './request-body.ts';
+import { checkContentEncoding, checkTransferEncoding, feed, signatureFirst } from './request-body.ts';
 import { SqliteReceiptStore } from './sqlite-receipt-store.ts';
 
 /** A request as an adapter hands it over: a header lookup and the body, live or already read. */
@@ -253,7 +253,9 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     });
     try {
       await feed(body, decoder, verifier, maxBodyBytes);
-      const callback = await decoder.end();
+      const callback = await decoder.end().catch((error: unknown) => {
+        throw signatureFirst(error, verifier);
+      });
       if (verifier) {
         verifier.verify();
         if (verifier.id !== callback.id_gen) {

@@ -32,7 +32,13 @@ function codingsOf(header: string): string[] {
   return header.split(',').map((coding) => coding.trim().toLowerCase());
 }
 
-/** Reads the body into the decoder (and the verifier), bounded in size. */
+/**
+ * Reads the body into the decoder (and the verifier), bounded in size. When the decoder
+ * refuses a signed body, the rest of it still goes through the verifier (within the size
+ * bound): a body that is not what was signed is `bad_signature` before anything is said about
+ * its content, as Standard Webhooks verifies before it parses. A body that cannot be read whole
+ * keeps the decoder's refusal.
+ */
 export async function feed(
   body: ReceiverRequest['body'],
   decoder: CallbackDecoder,
@@ -43,26 +49,70 @@ export async function feed(
   if (body instanceof Uint8Array) {
     if (body.length > maxBodyBytes) throw tooLarge(maxBodyBytes);
     verifier?.update(body);
-    await decoder.write(body);
+    try {
+      await decoder.write(body);
+    } catch (error) {
+      throw signatureFirst(error, verifier);
+    }
     return;
   }
   const chunks = body[Symbol.asyncIterator]();
   let total = 0;
   for (;;) {
-    let next: IteratorResult<Uint8Array>;
-    try {
-      next = await chunks.next();
-    } catch (error) {
-      if (error instanceof ReceiverError || error instanceof ProtocolError) throw error;
-      throw new ReceiverError('aborted', 'the request ended before its body was complete', { cause: error });
-    }
+    const next = await nextChunk(chunks);
     if (next.done) return;
     const chunk = next.value;
     total += chunk.length;
     if (total > maxBodyBytes) throw tooLarge(maxBodyBytes);
     verifier?.update(chunk);
-    const pending = decoder.write(chunk);
-    if (pending) await pending;
+    try {
+      const pending = decoder.write(chunk);
+      if (pending) await pending;
+    } catch (error) {
+      if (!verifier || !(error instanceof ProtocolError)) throw error;
+      // Only a body read to its end can be verified; one that is not keeps the refusal.
+      const whole = await drainInto(chunks, verifier, maxBodyBytes - total).catch(() => false);
+      throw whole ? signatureFirst(error, verifier) : error;
+    }
+  }
+}
+
+/**
+ * `bad_signature` if the verifier, which has seen the whole body, does not match it; else the
+ * decoder's own `error`.
+ */
+export function signatureFirst(error: unknown, verifier: SignatureVerifier | null): unknown {
+  if (!verifier || !(error instanceof ProtocolError) || error.code === 'bad_signature') return error;
+  try {
+    verifier.verify();
+  } catch (mismatch) {
+    return mismatch;
+  }
+  return error;
+}
+
+/** Reads the rest of a body into the verifier only; false when it is over `room` bytes. */
+async function drainInto(
+  chunks: AsyncIterator<Uint8Array>,
+  verifier: SignatureVerifier,
+  room: number,
+): Promise<boolean> {
+  let left = room;
+  for (;;) {
+    const next = await nextChunk(chunks);
+    if (next.done) return true;
+    left -= next.value.length;
+    if (left < 0) return false;
+    verifier.update(next.value);
+  }
+}
+
+async function nextChunk(chunks: AsyncIterator<Uint8Array>): Promise<IteratorResult<Uint8Array>> {
+  try {
+    return await chunks.next();
+  } catch (error) {
+    if (error instanceof ReceiverError || error instanceof ProtocolError) throw error;
+    throw new ReceiverError('aborted', 'the request ended before its body was complete', { cause: error });
   }
 }
 

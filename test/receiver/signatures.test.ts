@@ -24,6 +24,13 @@ async function expectNothingKept(harness: Harness): Promise<void> {
 
 const now = () => Math.floor(Date.now() / 1000);
 
+/** `body` with the first `from` (latin1, byte for byte) replaced by `to`. */
+function replaceOnce(body: Buffer, from: string, to: string): Buffer {
+  const at = body.indexOf(Buffer.from(from, 'latin1'));
+  expect(at).toBeGreaterThanOrEqual(0);
+  return Buffer.concat([body.subarray(0, at), Buffer.from(to, 'latin1'), body.subarray(at + from.length)]);
+}
+
 describe.each(ADAPTERS)('$name', (adapter) => {
   async function signed(secret: string | string[], options: HarnessOptions = {}) {
     return startReceiver(adapter, { secret, ...options });
@@ -97,6 +104,30 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     const at = body.length - 200;
     body[at] = body[at]! ^ 0xff;
     expectRejected(await post(harness.url, body, callback.headers), 'bad_signature');
+    await expectNothingKept(harness);
+  });
+
+  it.each([
+    ['a part renamed', (body: Buffer) => replaceOnce(body, 'name="status"', 'name="statuz"')],
+    ['the file made not a JPEG', (body: Buffer) => replaceOnce(body, '\r\n\r\n\xff\xd8\xff', '\r\n\r\nGIF')],
+    ['the close delimiter cut off', (body: Buffer) => body.subarray(0, body.length - 8)],
+  ])('answers bad_signature, not what the content breaks, to a signed body with %s', async (_, change) => {
+    const secret = newSecret();
+    const harness = await signed(secret);
+    const callback = await wire({ sign: secret, file: jpegBytes(300_000) });
+    const changed = change(callback.body);
+    expect(changed.equals(callback.body)).toBe(false);
+    expectRejected(await post(harness.url, changed, callback.headers), 'bad_signature');
+    await expectNothingKept(harness);
+  });
+
+  it('keeps the content’s own code for a malformed body that was signed as it is', async () => {
+    const secret = newSecret();
+    const harness = await signed(secret);
+    const callback = await wire({ file: jpegBytes(300_000) });
+    const body = replaceOnce(callback.body, 'name="status"', 'name="statuz"');
+    const headers = { ...callback.headers, ...(await signBody(secret, callback.id, body)) };
+    expectRejected(await post(harness.url, body, headers), 'unexpected_part');
     await expectNothingKept(harness);
   });
 
