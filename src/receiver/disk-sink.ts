@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { emitWarning } from 'node:process';
 import type { FileSink } from '../protocol/index.ts';
 
 /** Bytes gathered before one `writev`: fewer system calls than one write per socket chunk. */
@@ -21,6 +22,52 @@ const WRITEBACK_BYTES = 16 * 1024 * 1024;
  */
 const TEMP_PREFIX = `.incoming-${randomBytes(9).toString('base64url')}`;
 let tempCounter = 0;
+
+/**
+ * Removes the temporary files of uploads that no process is writing any more: a receiver
+ * killed mid-upload (SIGKILL, power loss) cannot clean up after itself. Only files untouched
+ * for `olderThanMs` go, so a live upload of another receiver sharing the directory is left
+ * alone (a live upload writes at least once per idle timeout). Resolves to how many went.
+ */
+export async function removeStaleTemporaryFiles(directory: string, olderThanMs: number): Promise<number> {
+  const names = await readdir(directory).catch((error: unknown) => {
+    if (isMissing(error)) return [];
+    throw error;
+  });
+  let removed = 0;
+  for (const name of names) {
+    if (!name.startsWith('.incoming-') || !name.endsWith('.part')) continue;
+    const path = join(directory, name);
+    const info = await stat(path).catch(() => null);
+    if (!info?.isFile() || Date.now() - info.mtimeMs < olderThanMs) continue;
+    await unlink(path).then(
+      () => removed++,
+      () => {},
+    );
+  }
+  return removed;
+}
+
+/**
+ * A temporary file untouched this long belongs to no live upload: even one at the minimum rate
+ * (1 KiB/s) fills a 2 MiB write batch in about 34 minutes.
+ */
+const STALE_TEMPORARY_MS = 60 * 60 * 1000;
+
+/**
+ * Removes what receivers killed mid-upload left in `out`, now and then hourly; the timer does
+ * not keep the process alive.
+ */
+export function sweepStaleTemporaryFiles(out: string): ReturnType<typeof setInterval> {
+  const sweep = () =>
+    removeStaleTemporaryFiles(out, STALE_TEMPORARY_MS).catch((error: unknown) =>
+      emitWarning(`stale temporary files in ${out} could not be removed: ${String(error)}`),
+    );
+  void sweep();
+  const timer = setInterval(sweep, STALE_TEMPORARY_MS);
+  timer.unref();
+  return timer;
+}
 
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';

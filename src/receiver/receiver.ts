@@ -17,7 +17,7 @@ import {
   type SuccessCallback,
   secretKey,
 } from '../protocol/index.ts';
-import { DiskSink } from './disk-sink.ts';
+import { DiskSink, sweepStaleTemporaryFiles } from './disk-sink.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
 import { type ErrorBody, errorBodyOf, ReceiverError } from './receiver-error.ts';
 import { checkContentEncoding, checkTransferEncoding, feed, signatureFirst } from './request-body.ts';
@@ -210,6 +210,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   // kept the whole request alive through every scavenge (three times the survivors, and V8
   // then collected the old generation in full about once per scavenge).
   const inflight = new Map<string, (() => void)[]>();
+  const sweeper = options.sink ? null : sweepStaleTemporaryFiles(out);
 
   async function decode(request: ReceiverRequest, sinks: DiskSink[]) {
     checkContentEncoding(request.header('content-encoding'));
@@ -342,6 +343,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     store,
     out,
     async close() {
+      if (sweeper) clearInterval(sweeper);
       await store.close();
     },
     async handle(request) {

@@ -3,11 +3,21 @@
  * else is left behind, and a failure surfaces instead of a short file.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DiskSink } from '../../src/receiver/index.ts';
+import { removeStaleTemporaryFiles } from '../../src/receiver/disk-sink.ts';
+import { createReceiver, DiskSink, MemoryReceiptStore } from '../../src/receiver/index.ts';
+import { eventually } from './helpers.ts';
 
 const MiB = 1024 * 1024;
 
@@ -127,5 +137,33 @@ describe('DiskSink', () => {
       ]);
       expect(readFileSync(join(directory, 'op-1-2.jpg'), 'utf8')).toBe(`${directory} 1 2`);
     }
+  });
+});
+
+describe('temporary files left by a receiver killed mid-upload', () => {
+  it('are removed when a receiver starts on the directory, unless written lately', async () => {
+    const stale = join(dir, '.incoming-killed-3.part');
+    const live = join(dir, '.incoming-other-process-1.part');
+    const kept = join(dir, 'op-1.jpg');
+    for (const path of [stale, live, kept]) writeFileSync(path, 'x');
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    utimesSync(stale, twoHoursAgo, twoHoursAgo);
+    utimesSync(kept, twoHoursAgo, twoHoursAgo);
+    const receiver = createReceiver({ out: dir, store: new MemoryReceiptStore() });
+    try {
+      await eventually(() => !existsSync(stale));
+      expect(readdirSync(dir).sort()).toEqual(['.incoming-other-process-1.part', 'op-1.jpg']);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('are counted as they go, and a directory not made yet is no error', async () => {
+    const stale = join(dir, '.incoming-killed-4.part');
+    writeFileSync(stale, 'x');
+    const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    utimesSync(stale, old, old);
+    expect(await removeStaleTemporaryFiles(dir, 60 * 60 * 1000)).toBe(1);
+    expect(await removeStaleTemporaryFiles(join(dir, 'missing'), 0)).toBe(0);
   });
 });
