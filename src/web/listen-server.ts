@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { basename, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   createReceiver,
   deferContinue,
@@ -23,7 +24,11 @@ export interface ListenServer {
   receiver: Receiver;
   /** The newest requests first. */
   recent(): readonly ReceiverOutcome[];
-  close(): Promise<void>;
+  /**
+   * Stops taking connections, lets requests in flight finish for `graceMs` (5 s), then cuts
+   * off what is left and closes the receiver.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.(?:jpg|mp4)$/;
@@ -75,11 +80,15 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
     return send(res, 404, 'application/json', errorJson('not_found', `no page at ${path}`));
   }
 
+  // The requests being handled, so that closing waits for them before the store closes.
+  const handling = new Set<Promise<void>>();
   const answer = (res: ServerResponse, routing: Promise<void>) => {
-    routing.catch((error: unknown) => {
+    const handled = routing.catch((error: unknown) => {
       if (!res.headersSent) send(res, 500, 'text/plain', String(error));
       else res.destroy();
     });
+    handling.add(handled);
+    void handled.finally(() => handling.delete(handled));
   };
   const server = createServer((req, res) => answer(res, route(req, res)));
   // A callback refused on its headers (too large, not multipart, unsigned) is answered before
@@ -95,11 +104,15 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
     server,
     receiver,
     recent: () => recent,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+    async close(graceMs = 5000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // An upload still coming (or stalled) gets the grace to finish; then it is cut off, and
+      // its receiver cleans up (no temporary file stays) before the store closes.
+      const grace = setTimeout(() => server.closeAllConnections(), graceMs);
+      await closed;
+      clearTimeout(grace);
+      await Promise.race([Promise.all(handling), delay(1000, undefined, { ref: false })]);
       await receiver.close();
     },
   };

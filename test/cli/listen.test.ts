@@ -1,6 +1,7 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -75,6 +76,14 @@ async function post(url: string, callback: OutgoingCallback, secret?: string) {
 }
 
 const run = promisify(execFile);
+
+async function eventuallyTrue(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('the condition never held');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 const sha256Hex = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const common = { status: 'success', time_gen: '2026-11-22T10:00:00.000Z' };
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -347,6 +356,29 @@ describe('mediahook listen', () => {
     const started = await startListen(['--out', out]);
     expect(await started.stop()).toBe(0);
     expect(started.stderr()).toMatch(/SIGTERM, stopping/);
+  });
+
+  it('stops within its grace on SIGTERM while an upload stalls, and leaves no temporary file', async () => {
+    // Without the grace, the stalled upload would hold the exit until its idle timeout.
+    listener = await startListen(['--out', out, '--idle-timeout', '60s']);
+    const { port } = new URL(listener.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    const jpeg = jpegBytes(3 * 1024 * 1024);
+    socket.write(
+      'POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=b\r\n' +
+        `Content-Length: ${jpeg.length + 1000}\r\n\r\n` +
+        '--b\r\nContent-Disposition: form-data; name="result_pv"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n',
+    );
+    socket.write(jpeg);
+    // The upload is under way (a temporary file exists) and then goes quiet.
+    await eventuallyTrue(async () => (await readdir(out)).some((name) => name.endsWith('.part')));
+    const started = performance.now();
+    expect(await listener.stop()).toBe(0);
+    listener = undefined;
+    expect(performance.now() - started).toBeLessThan(15_000);
+    expect((await readdir(out)).filter((name) => name.endsWith('.part'))).toEqual([]);
+    socket.destroy();
   });
 
   it('refuses bad flags with exit 2', async () => {
