@@ -201,6 +201,23 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     await expectNothingKept(harness);
   });
 
+  it('answers a request with two Content-Types as malformed, whichever frames the body', async () => {
+    const harness = await startReceiver(adapter);
+    const callback = await wire();
+    const socket = connect(harness.port, '127.0.0.1');
+    const answer = collectAnswer(socket);
+    socket.write(
+      'POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n' +
+        `Content-Type: ${callback.contentType}\r\nContent-Type: multipart/form-data; boundary=other\r\n` +
+        `Content-Length: ${callback.body.length}\r\n\r\n`,
+    );
+    socket.end(callback.body);
+    await once(socket, 'close');
+    expect(answer()).toMatch(/^HTTP\/1\.1 500 /);
+    expect(answer()).toContain('"code":"malformed_multipart"');
+    await expectNothingKept(harness);
+  });
+
   it('honours a smaller text limit', async () => {
     const harness = await startReceiver(adapter, { limits: { textBytes: 10 } });
     const answer = await send(harness.url, await wire({ event: 'error', message: 'eleven char' }));

@@ -41,6 +41,9 @@ export function nodeBodyOf(req: MaybeParsed): ReceiverRequest['body'] {
 
 /** A request header by lower-case name, repeated values joined. */
 export function headerOf(req: IncomingMessage, name: string): string | undefined {
+  // Node keeps only the first of two Content-Types; joined, as a Web Request has them, a body
+  // framed by one of them is not taken on the say-so of the other.
+  if (name === 'content-type') return req.headersDistinct[name]?.join(', ');
   const value = req.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
 }
