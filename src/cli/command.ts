@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { secretKey } from '../protocol/index.ts';
 import { type DurationLimits, parseDuration } from './duration.ts';
 
 /** Where a command writes: the process streams, or anything with the same shape in a test. */
@@ -13,6 +14,58 @@ export interface OutputStream {
 export interface CliIo {
   stdout: OutputStream;
   stderr: OutputStream;
+}
+
+/**
+ * A process stream that goes quiet once its reader is gone (EPIPE, as after `| head -1`):
+ * the command runs on and keeps its exit code, and Node prints no "Unhandled 'error'" trace.
+ * Other write errors stay fatal, as Node makes them.
+ */
+function quietWhenClosed(stream: NodeJS.WriteStream): OutputStream {
+  let closed = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    closed = true;
+  });
+  return {
+    write: (chunk: string) => closed || stream.write(chunk),
+    get isTTY() {
+      return stream.isTTY;
+    },
+    get columns() {
+      return stream.columns;
+    },
+  };
+}
+
+/** The process's stdout and stderr, for every command; see {@link quietWhenClosed}. */
+export function processIo(): CliIo {
+  return { stdout: quietWhenClosed(process.stdout), stderr: quietWhenClosed(process.stderr) };
+}
+
+/**
+ * Text from a receiver made harmless to print: control characters (C0, DEL, C1) shown as
+ * `\xNN`, so an answer cannot move the cursor, retitle the terminal or forge lines.
+ * `keepLines` lets line feeds and tabs through, for a body printed as it is.
+ *
+ * @example
+ * escapeControls('\u001b]0;pwned\u0007'); // '\\x1b]0;pwned\\x07'
+ */
+export function escapeControls(text: string, keepLines = false): string {
+  const controls = keepLines ? /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g : /[\x00-\x1f\x7f-\x9f]/g;
+  return text.replace(controls, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/**
+ * One NDJSON line. JSON escapes C0 controls but not DEL or C1 (U+009B is a CSI to some
+ * terminals), so those are escaped too: the same data, safe to print on a terminal.
+ */
+export function jsonLine(value: unknown): string {
+  const json = JSON.stringify(value).replace(
+    /[\x7f-\x9f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return `${json}\n`;
 }
 
 /**
@@ -63,6 +116,43 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O) 
     const cut = message.search(/\. To specify a positional argument/);
     throw new UsageError(cut > 0 ? message.slice(0, cut) : message);
   }
+}
+
+/**
+ * The one URL argument of a command that POSTs to it: http: or https:, else a {@link UsageError}.
+ *
+ * @example
+ * const url = urlArgument(positionals); // from `mediahook send URL …`
+ */
+export function urlArgument(positionals: readonly string[]): URL {
+  if (positionals.length === 0) throw new UsageError('the URL is missing');
+  if (positionals.length > 1)
+    throw new UsageError(`one URL only; also got: ${positionals.slice(1).join(' ')}`);
+  let url: URL;
+  try {
+    url = new URL(positionals[0]!);
+  } catch {
+    throw new UsageError(`"${positionals[0]}" is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`the URL must be http: or https:, not ${url.protocol}`);
+  }
+  return url;
+}
+
+/**
+ * The `--secret` values, each a usable signing secret (`whsec_` and at least 16 bytes of key),
+ * else a {@link UsageError}: refused before anything is sent.
+ */
+export function secretFlags(values: readonly string[] | undefined): string[] {
+  for (const secret of values ?? []) {
+    try {
+      secretKey(secret);
+    } catch (error) {
+      throw new UsageError(`--secret: ${(error as Error).message}`);
+    }
+  }
+  return [...(values ?? [])];
 }
 
 /**

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { uuidv7 } from '../ids/uuidv7.ts';
-import { BodySigner, encodeCallback, type OutgoingCallback } from '../protocol/index.ts';
+import {
+  BodySigner,
+  encodeCallback,
+  type Family,
+  type MediaType,
+  type OutgoingCallback,
+} from '../protocol/index.ts';
 
 /** One request of the conformance check and the answer a conforming receiver gives. */
 export interface ConformanceCase {
@@ -8,6 +14,8 @@ export interface ConformanceCase {
   /** 200 for a callback the receiver must accept, 500 for one it must refuse. */
   expect: 200 | 500;
   body: Buffer;
+  contentType: string;
+  /** The signature headers, when signed. */
   headers: Record<string, string>;
 }
 
@@ -45,8 +53,8 @@ function rawBody(parts: RawPart[], boundary = `check-${randomBytes(8).toString('
 }
 
 /**
- * The check's battery: the four shapes and MP4 in family A, a repeat (idempotency), malformed
- * callbacks of every kind, and, with secrets, badly signed ones. Each run uses new `id_gen`s,
+ * The check's battery: the four shapes and MP4 in family A, a repeat (idempotency), opaque
+ * status, id_gen and time_gen, malformed callbacks of every kind, and, with secrets, badly signed ones. Each run uses new `id_gen`s,
  * so it can be repeated against the same receiver.
  */
 export async function conformanceCases(secrets: readonly string[]): Promise<ConformanceCase[]> {
@@ -56,43 +64,48 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
   const signed = secrets.length > 0;
 
   function add(name: string, expect: 200 | 500, made: { body: Buffer; contentType: string }, id?: string) {
-    const headers: Record<string, string> = { 'content-type': made.contentType };
+    let headers: Record<string, string> = {};
     if (signed) {
       const signer = new BodySigner(secrets, id ?? uuidv7());
       signer.update(made.body);
-      Object.assign(headers, signer.headers());
+      headers = signer.headers();
     }
-    cases.push({ name, expect, body: made.body, headers });
+    cases.push({ name, expect, ...made, headers });
   }
   async function valid(name: string, callback: OutgoingCallback) {
     add(name, 200, await bytesOf(callback), callback.id_gen);
   }
 
-  const aImage: OutgoingCallback = {
+  const success = (family: Family, file = JPEG, mediaType: MediaType = 'image/jpeg'): OutgoingCallback => ({
     ...common('success'),
-    family: 'A',
+    family,
     event: 'success',
-    file: JPEG,
-    mediaType: 'image/jpeg',
-  };
+    file,
+    mediaType,
+  });
+  const failure = (family: Family, message: string): OutgoingCallback => ({
+    ...common('error'),
+    family,
+    event: 'error',
+    message,
+  });
+  const aImage = success('A');
   await valid('A success, JPEG', aImage);
-  await valid('A success, MP4', {
-    ...common('success'),
-    family: 'A',
-    event: 'success',
-    file: MP4,
-    mediaType: 'video/mp4',
-  });
-  await valid('A error', { ...common('error'), family: 'A', event: 'error', message: 'the model failed' });
-  await valid('B success, JPEG', {
-    ...common('success'),
-    family: 'B',
-    event: 'success',
-    file: JPEG,
-    mediaType: 'image/jpeg',
-  });
-  await valid('B error', { ...common('error'), family: 'B', event: 'error', message: 'prompt refused' });
+  await valid('A success, MP4', success('A', MP4, 'video/mp4'));
+  await valid('A error', failure('A', 'the model failed'));
+  await valid('B success, JPEG', success('B'));
+  await valid('B error', failure('B', 'prompt refused'));
   await valid('A success repeated (same id_gen): answered 200 again', aImage);
+  // PRODUCT §2: status, id_gen (up to 256 bytes) and time_gen are opaque text to a receiver.
+  await valid('status other than success/error (done)', { ...success('B'), status: 'done' });
+  await valid('id_gen that is not a UUID', {
+    ...failure('A', 'x'),
+    id_gen: `op-${randomBytes(6).toString('hex')}.x`,
+  });
+  await valid('time_gen in Unix seconds', {
+    ...failure('B', 'x'),
+    time_gen: String(Math.floor(Date.now() / 1000)),
+  });
 
   const text = (status = 'success') => {
     const c = common(status);
@@ -146,48 +159,34 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
   });
 
   if (signed) {
-    const unsigned = await bytesOf({ ...common('error'), family: 'A', event: 'error', message: 'x' });
-    cases.push({
-      name: 'unsigned',
-      expect: 500,
-      body: unsigned.body,
-      headers: { 'content-type': unsigned.contentType },
-    });
-    const wrongKey = await bytesOf({ ...common('error'), family: 'A', event: 'error', message: 'x' });
-    const wrong = new BodySigner(`whsec_${randomBytes(24).toString('base64')}`, uuidv7());
-    wrong.update(wrongKey.body);
-    cases.push({
-      name: 'signed with another secret',
-      expect: 500,
-      body: wrongKey.body,
-      headers: { 'content-type': wrongKey.contentType, ...wrong.headers() },
-    });
-    const staleCallback: OutgoingCallback = { ...common('error'), family: 'A', event: 'error', message: 'x' };
-    const stale = await bytesOf(staleCallback);
-    const staleSigner = new BodySigner(secrets, staleCallback.id_gen, Math.floor(Date.now() / 1000) - 3600);
-    staleSigner.update(stale.body);
-    cases.push({
-      name: 'signed an hour ago',
-      expect: 500,
-      body: stale.body,
-      headers: { 'content-type': stale.contentType, ...staleSigner.headers() },
-    });
-    const changedCallback: OutgoingCallback = {
-      ...common('error'),
-      family: 'A',
-      event: 'error',
-      message: 'original',
+    // Each an error callback of its own, signed wrongly in one way only.
+    const badlySigned = async (
+      name: string,
+      signer: (id: string) => BodySigner | null,
+      change = (body: Buffer) => body,
+    ) => {
+      const callback: OutgoingCallback = {
+        ...common('error'),
+        family: 'A',
+        event: 'error',
+        message: 'original',
+      };
+      const made = await bytesOf(callback);
+      const signing = signer(callback.id_gen);
+      signing?.update(made.body);
+      const headers = signing?.headers() ?? {};
+      cases.push({ name, expect: 500, body: change(made.body), contentType: made.contentType, headers });
     };
-    const changed = await bytesOf(changedCallback);
-    const changedSigner = new BodySigner(secrets, changedCallback.id_gen);
-    changedSigner.update(changed.body);
-    const tampered = Buffer.from(changed.body.toString('latin1').replace('original', 'tampered'), 'latin1');
-    cases.push({
-      name: 'body changed after signing',
-      expect: 500,
-      body: tampered,
-      headers: { 'content-type': changed.contentType, ...changedSigner.headers() },
-    });
+    const otherSecret = `whsec_${randomBytes(24).toString('base64')}`;
+    const hourAgo = Math.floor(Date.now() / 1000) - 3600;
+    await badlySigned('unsigned', () => null);
+    await badlySigned('signed with another secret', (id) => new BodySigner(otherSecret, id));
+    await badlySigned('signed an hour ago', (id) => new BodySigner(secrets, id, hourAgo));
+    await badlySigned(
+      'body changed after signing',
+      (id) => new BodySigner(secrets, id),
+      (body) => Buffer.from(body.toString('latin1').replace('original', 'tampered'), 'latin1'),
+    );
   }
   return cases;
 }

@@ -1,5 +1,5 @@
 import { version } from '../version.ts';
-import { type CliIo, type Command, UsageError } from './command.ts';
+import { type CliIo, type Command, processIo, UsageError } from './command.ts';
 import { COMMANDS } from './commands.ts';
 
 function mainUsage(commands: readonly Command[]): string {
@@ -37,14 +37,15 @@ function usageFailure(io: CliIo, prefix: string, message: string, helpHint: stri
 /**
  * Runs the command line: dispatches to a command, answers `--help` and `--version`, and turns
  * failures into exit codes (2 for wrong usage, 1 for anything else a command throws). Never
- * throws and never calls `process.exit`, so pending output is written out in full.
+ * throws and never calls `process.exit`, so pending output is written out in full; output to
+ * a closed pipe is dropped without changing the exit code.
  *
  * @example
  * process.exitCode = await main(process.argv.slice(2));
  */
 export async function main(
   argv: string[],
-  io: CliIo = { stdout: process.stdout, stderr: process.stderr },
+  io: CliIo = processIo(),
   commands: readonly Command[] = COMMANDS,
 ): Promise<number> {
   const [first, ...rest] = argv;

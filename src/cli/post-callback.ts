@@ -40,8 +40,11 @@ function splitCredentials(url: URL): { target: URL; authorization?: string } {
   return { target, authorization: `Basic ${Buffer.from(pair, 'utf8').toString('base64')}` };
 }
 
+/** What postCallback sends: an encoded callback, or any body of a known size. */
+export type PostBody = Pick<EncodedCallback, 'contentType' | 'contentLength' | 'body'>;
+
 export interface PostOptions {
-  encoded: EncodedCallback;
+  encoded: PostBody;
   /** Where to POST; `user:password@` in it becomes a Basic Authorization header. */
   url: URL;
   /** Extra request headers, such as the signature headers. */
@@ -64,6 +67,8 @@ export interface PostResult {
   /** The standard reason phrase for the code (HTTP/1.1 reason phrases are not exposed). */
   statusText: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The Location of a 3xx answer (never followed), else null. */
+  location: string | null;
   /** The start of the answer's body. */
   body: Buffer;
   /** True when the answer was longer than the preview and was cut. */
@@ -73,9 +78,23 @@ export interface PostResult {
   durationMs: number;
 }
 
+/** Failures before a connection was open: nothing there, or no way to it. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
 /** A callback that got no HTTP answer: the connection failed, timed out or was cut. */
 export class PostError extends Error {
   override readonly name = 'PostError';
+  /** True when no connection could be opened at all (refused, unresolvable, no route). */
+  get unreachable(): boolean {
+    return this.code !== undefined && UNREACHABLE.has(this.code);
+  }
   constructor(
     message: string,
     /** The undici or system error code, such as `ECONNREFUSED` or `UND_ERR_HEADERS_TIMEOUT`. */
@@ -152,10 +171,13 @@ export async function postCallback(options: PostOptions): Promise<PostResult> {
       chunks.push(bytes);
       kept += bytes.length;
     }
+    const { statusCode, headers } = response;
+    const redirect = statusCode >= 300 && statusCode < 400;
     return {
-      statusCode: response.statusCode,
-      statusText: STATUS_CODES[response.statusCode] ?? '',
-      headers: response.headers,
+      statusCode,
+      statusText: STATUS_CODES[statusCode] ?? '',
+      headers,
+      location: redirect && typeof headers.location === 'string' ? headers.location : null,
       body: Buffer.concat(chunks),
       bodyTruncated: truncated,
       bytesSent: sent,

@@ -2,16 +2,26 @@ import { open } from 'node:fs/promises';
 import { uuidv7 } from '../ids/uuidv7.ts';
 import {
   BodySigner,
+  DEFAULT_LIMITS,
   encodeCallback,
   FAMILY_PARTS,
   type Family,
   type MediaType,
   type OutgoingCallback,
   SNIFF_BYTES,
-  secretKey,
   sniffMediaType,
 } from '../protocol/index.ts';
-import { type CliIo, type Command, durationFlag, parseCommandArgs, UsageError } from './command.ts';
+import {
+  type CliIo,
+  type Command,
+  durationFlag,
+  escapeControls,
+  jsonLine,
+  parseCommandArgs,
+  secretFlags,
+  UsageError,
+  urlArgument,
+} from './command.ts';
 import { displayUrl, PostError, type PostResult, postCallback } from './post-callback.ts';
 import { formatBytes, ProgressBar } from './progress.ts';
 
@@ -25,7 +35,8 @@ Options:
   --file PATH           the result: a JPEG, or an MP4 (family A only), told by its bytes
   --message TEXT        the error text
   --status S            the status part (default: success with --file, error with --message)
-  --id ID               the id_gen part, also the webhook-id (default: a new UUIDv7)
+  --id ID               the id_gen part, at most 256 bytes, also the webhook-id
+                        (default: a new UUIDv7)
   --time T              the time_gen part (default: now, RFC 3339 UTC with milliseconds)
   --media-type TYPE     declare image/jpeg or video/mp4 whatever the bytes are
   --filename NAME       the file part's filename (default: <id_gen>.jpg or <id_gen>.mp4)
@@ -80,18 +91,7 @@ interface SendPlan {
 
 function planFromArgs(argv: string[]): SendPlan {
   const { values, positionals } = parseCommandArgs(argv, OPTIONS);
-  if (positionals.length === 0) throw new UsageError('the URL to send to is missing');
-  if (positionals.length > 1)
-    throw new UsageError(`one URL only; also got: ${positionals.slice(1).join(' ')}`);
-  let url: URL;
-  try {
-    url = new URL(positionals[0]!);
-  } catch {
-    throw new UsageError(`"${positionals[0]}" is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`the URL must be http: or https:, not ${url.protocol}`);
-  }
+  const url = urlArgument(positionals);
   if (values.family === undefined) throw new UsageError('--family is required: A or B');
   const family = values.family.toUpperCase();
   if (family !== 'A' && family !== 'B') throw new UsageError(`--family is A or B, not "${values.family}"`);
@@ -108,18 +108,19 @@ function planFromArgs(argv: string[]): SendPlan {
   if (values.filename !== undefined && values.file === undefined) {
     throw new UsageError('--filename goes with --file');
   }
+  if (values.filename === '') throw new UsageError('--filename: the file part carries a filename, not ""');
   if (declared !== undefined && !FAMILY_PARTS[family].mediaTypes.includes(declared)) {
     throw new UsageError(`family ${family} carries ${FAMILY_PARTS[family].mediaTypes.join(' or ')} only`);
   }
-  const secrets = values.secret ?? [];
-  for (const secret of secrets) {
-    try {
-      secretKey(secret);
-    } catch (error) {
-      throw new UsageError(`--secret: ${(error as Error).message}`);
-    }
-  }
+  const secrets = secretFlags(values.secret);
   const id = values.id ?? uuidv7();
+  if (id === '') throw new UsageError('--id: id_gen must not be empty');
+  const idBytes = Buffer.byteLength(id);
+  if (idBytes > DEFAULT_LIMITS.idGenBytes) {
+    throw new UsageError(
+      `--id: id_gen is at most ${DEFAULT_LIMITS.idGenBytes} bytes (receivers refuse more: text_too_large), not ${idBytes}`,
+    );
+  }
   if (secrets.length > 0 && !/^[\x20-\x7e]*$/.test(id)) {
     // Header bytes outside ASCII are read differently by different servers, and the
     // signature covers the id, so a signed id is kept to what every receiver reads alike.
@@ -181,7 +182,7 @@ async function buildCallback(plan: SendPlan, io: CliIo): Promise<OutgoingCallbac
   const mediaType = plan.declaredType ?? detected;
   if (mediaType !== detected) {
     io.stderr.write(
-      `mediahook send: declaring ${mediaType} for bytes that are ${detected}; a strict receiver rejects it (media_mismatch)\n`,
+      `mediahook send: declaring ${mediaType} for bytes that are ${detected}; a receiver goes by the bytes (${detected}) and reports both types\n`,
     );
   }
   return {
@@ -194,25 +195,16 @@ async function buildCallback(plan: SendPlan, io: CliIo): Promise<OutgoingCallbac
   };
 }
 
-/** Text of an answer body fit for a terminal: control characters shown as escapes. */
+/** Text of an answer body; on a terminal, with control characters shown as escapes. */
 function displayBody(body: Buffer, forTerminal: boolean): string {
   if (body.includes(0)) return `(${body.length} bytes of binary data)`;
   const text = body.toString('utf8');
-  if (!forTerminal) return text;
-  // A receiver's answer must not be able to move the cursor or retitle the terminal.
-  return text.replace(
-    /[\x00-\x08\x0b-\x1f\x7f\x9b]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
+  return forTerminal ? escapeControls(text, true) : text;
 }
 
 function printAnswer(result: PostResult, io: CliIo): void {
   const line = `HTTP ${result.statusCode} ${result.statusText}`.trimEnd();
   io.stdout.write(`${line}\n`);
-  const location = result.headers.location;
-  if (result.statusCode >= 300 && result.statusCode < 400 && location !== undefined) {
-    io.stderr.write(`mediahook send: redirect to ${String(location)} not followed\n`);
-  }
   if (result.body.length === 0) return;
   const text = displayBody(result.body, io.stdout.isTTY === true);
   io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
@@ -262,7 +254,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     if (!(error instanceof PostError)) throw error;
     if (plan.json) {
       io.stdout.write(
-        `${JSON.stringify({ ok: false, ...summary, status: null, error: error.message, code: error.code ?? null })}\n`,
+        jsonLine({ ok: false, ...summary, status: null, error: error.message, code: error.code ?? null }),
       );
     }
     io.stderr.write(`mediahook send: ${error.message}\n`);
@@ -270,17 +262,21 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   }
   progress.finish();
   const ok = result.statusCode >= 200 && result.statusCode < 300;
+  if (result.location !== null) {
+    io.stderr.write(`mediahook send: redirect to ${escapeControls(result.location)} not followed\n`);
+  }
   if (plan.json) {
     const record = {
       ok,
       ...summary,
       status: result.statusCode,
       statusText: result.statusText,
+      ...(result.location === null ? {} : { location: result.location }),
       durationMs: result.durationMs,
       body: displayBody(result.body, false),
       bodyTruncated: result.bodyTruncated,
     };
-    io.stdout.write(`${JSON.stringify(record)}\n`);
+    io.stdout.write(jsonLine(record));
   } else {
     printAnswer(result, io);
   }

@@ -10,8 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isUuidv7 } from '../../src/ids/uuidv7.ts';
 import { createReceiver, MemoryReceiptStore, nodeHandler, type Receipt } from '../../src/receiver/index.ts';
-import { BIN } from './helpers.ts';
+import { BIN, closedPort, runCli } from './helpers.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -21,7 +22,8 @@ interface CheckResult {
     conforms: boolean;
     passed: number;
     failed: number;
-    rows: { case: string; pass: boolean; reason: string }[];
+    url: string;
+    rows: { case: string; pass: boolean; reason: string; note?: string }[];
   };
 }
 
@@ -55,14 +57,18 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
 }
 
-async function ourReceiver(options: Parameters<typeof createReceiver>[0] = {}): Promise<string> {
+async function ourHandler(options: Parameters<typeof createReceiver>[0] = {}) {
   const out = await mkdtemp(join(tmpdir(), 'mediahook-check-'));
   const receiver = createReceiver({ out, store: new MemoryReceiptStore(), ...options });
   cleanups.push(async () => {
     await receiver.close();
     await rm(out, { recursive: true, force: true });
   });
-  return serve(nodeHandler(receiver));
+  return nodeHandler(receiver);
+}
+
+async function ourReceiver(options: Parameters<typeof createReceiver>[0] = {}): Promise<string> {
+  return serve(await ourHandler(options));
 }
 
 function failing(result: CheckResult): string[] {
@@ -90,9 +96,9 @@ describe('mediahook check', () => {
     expect(result.code).toBe(1);
     const rows = result.report.rows;
     expect(rows.filter((row) => row.pass).map((row) => row.case)).toEqual(
-      rows.slice(0, 6).map((row) => row.case),
+      rows.slice(0, 9).map((row) => row.case),
     );
-    expect(rows.slice(6).every((row) => row.reason === 'an invalid callback was accepted')).toBe(true);
+    expect(rows.slice(9).every((row) => row.reason === 'an invalid callback was accepted')).toBe(true);
     expect(failing(result)).toContain('an MP4 in family B');
   });
 
@@ -134,12 +140,99 @@ describe('mediahook check', () => {
     expect(failing(result)).toEqual(['A success repeated (same id_gen): answered 200 again']);
   });
 
-  it('fails every row, with the reason, when nothing listens', async () => {
-    const url = await serve(() => {});
-    cleanups.splice(0).forEach((cleanup) => void cleanup());
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const result = await runCheck(url, ['--timeout', '2s']);
-    expect(result.code).toBe(1);
-    expect(result.report.rows.every((row) => !row.pass && row.reason.startsWith('no answer'))).toBe(true);
+  it('stops at once, with one message, when nothing listens', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}/hook`;
+    const run = await runCli(['check', url]);
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(run.stderr).toBe(
+      `mediahook check: cannot reach ${url}: connection refused by ${new URL(url).host}\n`,
+    );
+  });
+
+  it('sends opaque status, id_gen and time_gen, which a UUID- and RFC 3339-minded receiver fails', async () => {
+    const bodies: string[] = [];
+    const recording = await serve((req, res) => {
+      let body = '';
+      req.setEncoding('latin1').on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        bodies.push(body);
+        res.end('ok');
+      });
+    });
+    await runCheck(recording);
+    await runCheck(recording);
+    const ids = bodies.map((body) => /name="id_gen"\r\n\r\n([^\r]*)/.exec(body)?.[1]).filter(Boolean);
+    const opaque = ids.filter((id) => !isUuidv7(id!));
+    expect(opaque).toHaveLength(2);
+    expect(new Set(opaque).size).toBe(2);
+    expect(opaque.every((id) => /^op-[\w-]+\.x$/.test(id!) && id!.length <= 256)).toBe(true);
+    const picky = (callback: { status: string; id_gen: string; time_gen: string }) => {
+      const iso = /^\d{4}-\d\d-\d\dT/.test(callback.time_gen);
+      if (!['success', 'error'].includes(callback.status) || !isUuidv7(callback.id_gen) || !iso)
+        throw new Error('not what the service sends');
+    };
+    const result = await runCheck(await ourReceiver({ onSuccess: picky, onError: picky }));
+    expect(failing(result)).toEqual([
+      'status other than success/error (done)',
+      'id_gen that is not a UUID',
+      'time_gen in Unix seconds',
+    ]);
+  });
+
+  it('notes a 500 that is not JSON, names redirects and escapes what the receiver wrote', async () => {
+    const url = await serve((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url === '/plain') res.writeHead(500).end('bad request');
+        else if (req.url === '/moved') res.writeHead(302, { location: 'http://127.0.0.1:1/x' }).end();
+        else {
+          const error = { code: '\u001b]0;pwned\u0007\u009b2J', message: 'x' };
+          res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error }));
+        }
+      });
+    });
+    const plain = await runCheck(url.replace('/hook', '/plain'));
+    const refused = plain.report.rows.filter((row) => row.pass);
+    expect(refused.length).toBeGreaterThan(10);
+    for (const row of refused) expect(row.note).toMatch(/not \{"error":\{"code","message"\}\} JSON/);
+    const moved = await runCheck(url.replace('/hook', '/moved'));
+    expect(moved.report.rows.every((row) => row.reason.includes('redirect to http://127.0.0.1:1/x'))).toBe(
+      true,
+    );
+    const run = await runCli(['check', url]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+    expect(run.stdout).toContain('refused: \\x1b]0;pwned\\x07\\x9b2J');
+  });
+
+  it('sends URL credentials as Basic authorization and prints the password as ***', async () => {
+    const handler = await ourHandler();
+    const basic = `Basic ${Buffer.from('bot:s3cret').toString('base64')}`;
+    const url = await serve((req, res) => {
+      if (req.headers.authorization === basic) return handler(req, res);
+      req.resume();
+      res.writeHead(401).end();
+    });
+    const result = await runCheck(url.replace('http://', 'http://bot:s3cret@'));
+    expect(failing(result)).toEqual([]);
+    expect(result.report.url).toBe(url.replace('http://', 'http://bot:***@'));
+    expect(JSON.stringify(result)).not.toContain('s3cret');
+  });
+
+  it('refuses a secret under 16 bytes as wrong usage, as send does', async () => {
+    const run = await runCli(['check', 'http://127.0.0.1:1/', '--secret', 'whsec_abc']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--secret: a signing secret needs at least 16 bytes of key');
+    expect(run.stderr).toContain("Run 'mediahook check --help' for usage.");
+  });
+
+  it('stops writing to a closed stdout without a trace, keeping exit 0', async () => {
+    const url = await ourReceiver();
+    for (const args of [
+      ['check', url],
+      ['check', url, '--json'],
+    ]) {
+      expect(await runCli(args, { closed: ['stdout'] })).toEqual({ code: 0, stdout: '', stderr: '' });
+    }
   });
 });

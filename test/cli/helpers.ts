@@ -13,10 +13,16 @@ export interface CliRun {
   stderr: string;
 }
 
+export interface RunOptions {
+  /** Pipes closed at once, before the command writes, as `| true` does to stdout. */
+  closed?: ('stdout' | 'stderr')[];
+}
+
 /** Runs `bin/mediahook` as a child process (through its shebang) and collects its output. */
-export function runCli(args: string[]): Promise<CliRun> {
+export function runCli(args: string[], options: RunOptions = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const name of options.closed ?? []) child[name].destroy();
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (text: string) => {
@@ -54,7 +60,7 @@ export interface Receiver {
   url: string;
   requests: SeenRequest[];
   /** What the next requests are answered with. */
-  answer: { status: number; body: string; contentType?: string };
+  answer: { status: number; body: string; contentType?: string; headers?: Record<string, string> };
   close(): Promise<void>;
 }
 
@@ -118,8 +124,8 @@ export async function startReceiver(): Promise<Receiver> {
         body,
         parts: parts.map((part, index) => ({ ...part, rawHeaders: raw[index] ?? [] })),
       });
-      const { status, body: answer, contentType } = receiver.answer;
-      res.writeHead(status, { 'content-type': contentType ?? 'text/plain; charset=utf-8' });
+      const { status, body: answer, contentType, headers } = receiver.answer;
+      res.writeHead(status, { 'content-type': contentType ?? 'text/plain; charset=utf-8', ...headers });
       res.end(answer);
     });
     parser.on('error', (error: Error) => {

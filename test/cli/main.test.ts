@@ -66,6 +66,11 @@ describe('bin/mediahook', () => {
     expect(none.stderr).toContain('Usage: mediahook');
   });
 
+  it('drops output to a closed pipe without a trace, keeping the exit code', async () => {
+    expect(await runCli(['--help'], { closed: ['stdout'] })).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(await runCli([], { closed: ['stderr'] })).toEqual({ code: 2, stdout: '', stderr: '' });
+  });
+
   it('works through a symlink, from another directory with its own tsconfig.json', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mediahook-bin-'));
     try {

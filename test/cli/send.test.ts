@@ -138,7 +138,9 @@ describe('mediahook send: the four shapes', () => {
       'video/mp4',
     ]);
     expect(run.code).toBe(0);
-    expect(run.stderr).toContain('media_mismatch');
+    // PRODUCT §2: a receiver goes by the bytes and reports both types; it does not refuse.
+    expect(run.stderr).toContain('a receiver goes by the bytes (image/jpeg) and reports both types');
+    expect(run.stderr).not.toContain('media_mismatch');
     const request = only();
     expect(request.parts.slice(0, 3).map((part) => part.value)).toEqual(['done', 'op-42', '1700000000']);
     expect(request.parts[3]).toMatchObject({ filename: 'cat.jpeg', mimeType: 'video/mp4' });
@@ -228,6 +230,28 @@ describe('mediahook send: answers and exit codes', () => {
     expect(run.code).toBe(0);
     expect(run.stdout.length).toBeLessThan(9000);
     expect(run.stdout).toContain('answer cut after 8.00 KiB');
+  });
+
+  it('shows a redirect’s Location on stderr, with --json too, and in the JSON record', async () => {
+    receiver.answer = { status: 302, body: '', headers: { location: 'http://127.0.0.1:1/elsewhere' } };
+    const plain = await runCli(['send', receiver.url, '--family', 'A', '--message', 'x']);
+    const json = await runCli(['send', receiver.url, '--family', 'A', '--message', 'x', '--json']);
+    for (const run of [plain, json]) {
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('redirect to http://127.0.0.1:1/elsewhere not followed');
+    }
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 302, location: 'http://127.0.0.1:1/elsewhere' });
+  });
+
+  it('stops writing to closed pipes without a trace, keeping its exit code', async () => {
+    receiver.answer = { status: 200, body: 'y'.repeat(100_000) };
+    const args = ['send', receiver.url, '--family', 'A', '--message', 'x'];
+    const stdoutClosed = await runCli(args, { closed: ['stdout'] });
+    expect(stdoutClosed).toMatchObject({ code: 0, stderr: expect.stringMatching(/^POST [^\n]+\n$/) });
+    expect((await runCli([...args, '--json'], { closed: ['stdout', 'stderr'] })).code).toBe(0);
+    receiver.answer = { status: 500, body: 'no' };
+    const refused = await runCli(args, { closed: ['stdout'] });
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^POST [^\n]+\n$/) });
   });
 
   it('exits 1 on a refused connection, with the error on stderr', async () => {
@@ -336,7 +360,7 @@ describe('mediahook send: timeouts', () => {
 describe('mediahook send: refusals', () => {
   // These never reach the receiver, so they can run side by side.
   it.concurrent.for([
-    { why: 'no URL', args: ['--family', 'A', '--message', 'x'], error: 'URL to send to is missing' },
+    { why: 'no URL', args: ['--family', 'A', '--message', 'x'], error: 'the URL is missing' },
     { why: 'a bad URL', args: ['not a url', '--family', 'A', '--message', 'x'], error: 'is not a URL' },
     {
       why: 'an ftp URL',
@@ -362,6 +386,22 @@ describe('mediahook send: refusals', () => {
       error: 'whsec_',
     },
     {
+      why: 'a short secret',
+      args: ['URL', '--family', 'A', '--message', 'x', '--secret', 'whsec_abc'],
+      error: '16 bytes',
+    },
+    { why: 'an empty id', args: ['URL', '--family', 'A', '--message', 'x', '--id', ''], error: '--id' },
+    {
+      why: 'an id over 256 bytes',
+      args: ['URL', '--family', 'A', '--message', 'x', '--id', 'é'.repeat(129)],
+      error: '256 bytes',
+    },
+    {
+      why: 'an empty filename',
+      args: ['URL', '--family', 'A', '--file', 'f', '--filename', ''],
+      error: '--filename',
+    },
+    {
       why: 'a signed id outside ASCII',
       args: ['URL', '--family', 'A', '--message', 'x', '--secret', SECRET, '--id', 'opé'],
       error: 'printable ASCII only',
@@ -383,9 +423,9 @@ describe('mediahook send: refusals', () => {
     },
   ])('exits 2 on $why', async ({ args, error }, { expect }) => {
     const run = await runCli(['send', ...args.map((arg) => (arg === 'URL' ? receiver.url : arg))]);
-    expect(run.code).toBe(2);
     expect(run.stderr).toContain(error);
     expect(run.stderr).toContain("Run 'mediahook send --help' for usage.");
+    expect(run.code).toBe(2);
     expect(receiver.requests).toHaveLength(0);
   });
 
