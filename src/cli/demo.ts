@@ -138,9 +138,8 @@ export const demoCommand: Command = {
       io.stderr.write('Press Ctrl-C to stop.\n');
       await stopped;
     }
-    api.close();
-    api.closeIdleConnections();
-    await service.stop();
+    // Requests in flight get their answers (within the grace) before the store closes.
+    await Promise.all([service.closeServer(api), service.stop()]);
     await store.close();
     await receiver.close();
     return allArrived || !values.exit ? 0 : 1;
