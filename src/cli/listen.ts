@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import type { Family } from '../protocol/index.ts';
 import { listenLineOf, listenRecordOf } from '../web/listen-record.ts';
 import { createListenServer } from '../web/listen-server.ts';
-import { type CliIo, type Command, durationFlag, parseCommandArgs, UsageError } from './command.ts';
+import {
+  type CliIo,
+  type Command,
+  durationFlag,
+  parseCommandArgs,
+  secretFlags,
+  UsageError,
+} from './command.ts';
 import { untilSignal } from './signals.ts';
 import { parseSize } from './size.ts';
 
@@ -64,10 +71,7 @@ export const listenCommand: Command = {
     if (values.family !== undefined && values.family !== 'A' && values.family !== 'B') {
       throw new UsageError('--family takes A or B');
     }
-    for (const secret of values.secret ?? []) {
-      if (!/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret))
-        throw new UsageError('--secret takes a whsec_… secret');
-    }
+    const secrets = secretFlags(values.secret);
     const limits = {
       fileBytes: sizeFlag('--max-file-size', values['max-file-size']),
       textBytes: sizeFlag('--max-text-size', values['max-text-size']),
@@ -76,7 +80,7 @@ export const listenCommand: Command = {
     const json = values.json === true;
     const listen = createListenServer({
       out: values.out ?? 'callbacks',
-      secret: values.secret,
+      secret: secrets,
       family: values.family as Family | undefined,
       limits: Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined)),
       idleTimeoutMs: durationFlag('--idle-timeout', values['idle-timeout'], 30_000),

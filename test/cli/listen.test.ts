@@ -389,6 +389,7 @@ describe('mediahook listen', () => {
       ['--min-upload-rate', 'fast'],
       ['--request-timeout', 'soon'],
       ['--secret', 'nope'],
+      ['--secret', 'whsec_abc'],
     ];
     const codes = await Promise.all(
       cases.map((args) => {
