@@ -167,4 +167,26 @@ describe('Fastify plugin scope', () => {
     expect((await send(harness.url, callback)).status).toBe(200);
     await expectFile(join(harness.out, `${callback.id}.mp4`), callback.file);
   });
+
+  it('answers requests made with inject(), as Fastify apps are tested', async () => {
+    const out = await tempDir();
+    const receiver = createReceiver({ out });
+    const app = Fastify();
+    await app.register(fastifyReceiver, { receiver, path: '/callbacks' });
+    try {
+      const callback = await wire();
+      const inject = (payload: Buffer) =>
+        app.inject({ method: 'POST', url: '/callbacks', headers: callback.headers, payload });
+      const accepted = await inject(callback.body);
+      expect(accepted.statusCode).toBe(200);
+      expect(accepted.json()).toMatchObject({ received: true, id_gen: callback.id });
+      await expectFile(join(out, `${callback.id}.jpg`), callback.file);
+      const refused = await inject(callback.body.subarray(0, 100));
+      expect(refused.statusCode).toBe(500);
+      expect(refused.json()).toMatchObject({ error: { code: 'malformed_multipart' } });
+    } finally {
+      await app.close();
+      await receiver.close();
+    }
+  });
 });

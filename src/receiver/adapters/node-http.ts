@@ -43,7 +43,9 @@ export function nodeBodyOf(req: MaybeParsed): ReceiverRequest['body'] {
 export function headerOf(req: IncomingMessage, name: string): string | undefined {
   // Node keeps only the first of two Content-Types; joined, as a Web Request has them, a body
   // framed by one of them is not taken on the say-so of the other.
-  if (name === 'content-type') return req.headersDistinct[name]?.join(', ');
+  // (A request made up in tests, as Fastify's inject() makes them, may have no headersDistinct.)
+  const distinct = req.headersDistinct as IncomingMessage['headersDistinct'] | undefined;
+  if (name === 'content-type' && distinct) return distinct[name]?.join(', ');
   const value = req.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
 }
@@ -130,7 +132,8 @@ export function watchBody(req: IncomingMessage, guards: BodyGuards, fail: (error
     req.once('end', stop);
     req.once('close', stop);
   }
-  if (guards.idleMs > 0) {
+  // A request made up in tests (Fastify's inject()) has no socket timer to watch with.
+  if (guards.idleMs > 0 && typeof req.setTimeout === 'function') {
     // With a listener of ours, Node leaves the socket open on its timeout.
     req.setTimeout(guards.idleMs, () => fail(idleTimeoutError(guards.idleMs)));
     // The timer is for a silent sender only: once the body is in, a handler slower than the
