@@ -38,7 +38,9 @@ export function createApp(options: ExampleOptions = {}): { server: Server; recei
   const handle = nodeHandler(receiver);
   const notFound = (res: ServerResponse) =>
     res.writeHead(404, { 'content-type': 'text/plain' }).end('POST callbacks to /callbacks\n');
-  const isCallback = (req: IncomingMessage) => req.method === 'POST' && req.url === '/callbacks';
+  // The path alone: a webhook URL may carry a query string of the client's own.
+  const isCallback = (req: IncomingMessage) =>
+    req.method === 'POST' && (req.url ?? '/').split('?', 1)[0] === '/callbacks';
   const server = createServer((req, res) => (isCallback(req) ? void handle(req, res) : notFound(res)));
   // A sender that asks `Expect: 100-continue` (curl, for large files) learns of a refusal
   // (too large, unsigned) before it uploads the file.

@@ -57,6 +57,8 @@ describe('examples built in-process', () => {
     const url = await listenOn(server);
     const callback = await expectReceived(url, out);
     expect(lines).toEqual([expect.stringContaining(`${callback.id}: image/jpeg`)]);
+    // A webhook URL may carry a query string of the client's own.
+    await expectReceived(`${url}?tenant=7`, out);
     const other = await fetch(url.replace('/callbacks', '/'));
     expect(other.status).toBe(404);
 

@@ -3,7 +3,7 @@
  * and adapters for node:http, Express, Fastify, Hono and Web `Request → Response` runtimes.
  */
 export { type ContinueRoute, deferContinue } from './adapters/expect-continue.ts';
-export { expressHandler } from './adapters/express.ts';
+export { type ExpressHandler, expressHandler } from './adapters/express.ts';
 export { type FastifyReceiverOptions, fastifyReceiver } from './adapters/fastify.ts';
 export { honoHandler } from './adapters/hono.ts';
 export {

@@ -7,7 +7,8 @@ import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nodeHandler } from '../../src/receiver/index.ts';
+import express from 'express';
+import { expressHandler, nodeHandler } from '../../src/receiver/index.ts';
 import { createListenServer } from '../../src/web/listen-server.ts';
 import { type Adapter, listen, startReceiver } from './adapters.ts';
 import { expectFile, storedFiles, tempDir, type Wire, wire } from './helpers.ts';
@@ -128,6 +129,28 @@ describe('clientError', () => {
       expect(await storedFiles(harness.out)).toEqual([]);
     },
   );
+
+  it('is offered by the Express handler too', async () => {
+    const harness = await startReceiver({
+      name: 'Express with clientError',
+      start(receiver) {
+        const app = express();
+        const callbacks = expressHandler(receiver);
+        app.post('/callbacks', callbacks);
+        const server = createServer(app);
+        server.on('clientError', callbacks.clientError);
+        return listen(server);
+      },
+    });
+    const callback = await wire();
+    const bytes = Buffer.concat([
+      head(callback, `Content-Length: ${callback.body.length - 10}\r\n`),
+      callback.body,
+    ]);
+    const answer = await exchange(harness.port, bytes);
+    expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+    expect(errorCode(answer)).toBe('malformed_multipart');
+  });
 
   it('is wired by `mediahook listen`, whose record of the refusal is printed like any other', async () => {
     const outcomes: string[] = [];
