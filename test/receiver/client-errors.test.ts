@@ -24,6 +24,19 @@ const nodeWithClientError: Adapter = {
   },
 };
 
+/** Express with `expressHandler` on `/callbacks` and its `clientError` on the server. */
+const expressWithClientError: Adapter = {
+  name: 'Express with clientError',
+  start(receiver) {
+    const app = express();
+    const callbacks = expressHandler(receiver);
+    app.post('/callbacks', callbacks);
+    const server = createServer(app);
+    server.on('clientError', callbacks.clientError);
+    return listen(server);
+  },
+};
+
 /** Writes `bytes` on a fresh connection (then half-closes, with `end`) and reads all it gets. */
 function exchange(port: number, bytes: Buffer, options: { end?: boolean } = {}): Promise<string> {
   return new Promise((resolve) => {
@@ -66,18 +79,21 @@ describe('clientError', () => {
     }
   });
 
-  it('answers a body longer than its Content-Length with the callback’s own 500', async () => {
-    const harness = await startReceiver(nodeWithClientError);
-    const callback = await wire();
-    const bytes = Buffer.concat([
-      head(callback, `Content-Length: ${callback.body.length - 10}\r\n`),
-      callback.body,
-    ]);
-    const answer = await exchange(harness.port, bytes);
-    expect(answer).toMatch(/^HTTP\/1\.1 500 /);
-    expect(errorCode(answer)).toBe('malformed_multipart');
-    expect(await storedFiles(harness.out)).toEqual([]);
-  });
+  it.each([nodeWithClientError, expressWithClientError])(
+    'answers a body longer than its Content-Length with the callback’s own 500 ($name)',
+    async (adapter) => {
+      const harness = await startReceiver(adapter);
+      const callback = await wire();
+      const bytes = Buffer.concat([
+        head(callback, `Content-Length: ${callback.body.length - 10}\r\n`),
+        callback.body,
+      ]);
+      const answer = await exchange(harness.port, bytes);
+      expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+      expect(errorCode(answer)).toBe('malformed_multipart');
+      expect(await storedFiles(harness.out)).toEqual([]);
+    },
+  );
 
   it('answers a body cut off by a half-close as aborted, while the sender still reads', async () => {
     const harness = await startReceiver(nodeWithClientError);
@@ -129,28 +145,6 @@ describe('clientError', () => {
       expect(await storedFiles(harness.out)).toEqual([]);
     },
   );
-
-  it('is offered by the Express handler too', async () => {
-    const harness = await startReceiver({
-      name: 'Express with clientError',
-      start(receiver) {
-        const app = express();
-        const callbacks = expressHandler(receiver);
-        app.post('/callbacks', callbacks);
-        const server = createServer(app);
-        server.on('clientError', callbacks.clientError);
-        return listen(server);
-      },
-    });
-    const callback = await wire();
-    const bytes = Buffer.concat([
-      head(callback, `Content-Length: ${callback.body.length - 10}\r\n`),
-      callback.body,
-    ]);
-    const answer = await exchange(harness.port, bytes);
-    expect(answer).toMatch(/^HTTP\/1\.1 500 /);
-    expect(errorCode(answer)).toBe('malformed_multipart');
-  });
 
   it('is wired by `mediahook listen`, whose record of the refusal is printed like any other', async () => {
     const outcomes: string[] = [];
