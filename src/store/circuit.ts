@@ -28,7 +28,10 @@ export type CircuitOutcome = 'answered' | 'failed';
 
 /**
  * The circuit after one more attempt. An answer closes it; a failure counts, and from the
- * threshold on opens it for a pause that doubles with every further failure.
+ * threshold on opens it for a pause that doubles with every further opening. A failure while
+ * the circuit is open already changes nothing: it is another attempt of the round that opened
+ * it (sent before, or a probe beside the one that failed first), and one round, however many
+ * callbacks it carried, doubles the pause once.
  *
  * @example
  * nextCircuit(closed, 'failed', DEFAULT_CIRCUIT_POLICY, Date.now()); // one failure counted
@@ -40,6 +43,7 @@ export function nextCircuit(
   now: number,
 ): EndpointUpdate {
   if (outcome === 'answered') return { circuit_state: 'closed', consecutive_failures: 0, open_until: null };
+  if (current.circuit_state === 'open') return current;
   const failures = current.consecutive_failures + 1;
   if (failures < policy.failureThreshold) return { ...current, consecutive_failures: failures };
   const openings = failures - policy.failureThreshold;

@@ -247,15 +247,44 @@ export function settleCases(t: SuiteContext): void {
     });
   });
 
-  it('folds circuit outcomes with a pause that doubles up to its bound', () => {
+  it('doubles the pause once when a round of several probes fails', async () => {
+    const { clock, store } = t;
+    const probes = await finishedOperations(store, 3, 'https://flaky.example/cb');
+    await store.updateEndpoint('flaky.example:443', {
+      circuit_state: 'open',
+      consecutive_failures: 2,
+      open_until: T0,
+    });
+    const claimed = await store.settleCallbacks('w1', [], {
+      circuit: POLICY,
+      claim: { limit: 5, leaseMs: LEASE },
+    });
+    expect(claimed.claimed.map((c) => c.callback.id_gen).sort()).toEqual([...probes].sort());
+    await store.settleCallbacks(
+      'w1',
+      probes.map((id) => settlement(id, 503, 'failed')),
+      { circuit: POLICY },
+    );
+    expect(await store.getEndpoint('flaky.example:443')).toMatchObject({
+      circuit_state: 'open',
+      consecutive_failures: 3,
+      open_until: clock.now + 2_000,
+    });
+  });
+
+  it('folds circuit outcomes with a pause that doubles per opening, up to its bound', () => {
     const closed: EndpointUpdate = { circuit_state: 'closed', consecutive_failures: 0, open_until: null };
     let state = closed;
     const pauses: (number | null)[] = [];
-    for (let i = 0; i < 6; i++) {
-      state = nextCircuit(state, 'failed', POLICY, 0);
+    for (let round = 0; round < 6; round++) {
+      // A round of three failures: the first may open the circuit, the others change nothing.
+      for (let i = 0; i < 3; i++) state = nextCircuit(state, 'failed', POLICY, 0);
       pauses.push(state.open_until);
+      // Its pause over, the circuit is half-opened for the next round's probes.
+      state = { ...state, circuit_state: 'half_open' };
     }
-    expect(pauses).toEqual([null, 1_000, 2_000, 4_000, 4_000, 4_000]);
+    expect(pauses).toEqual([1_000, 2_000, 4_000, 4_000, 4_000, 4_000]);
+    expect(state.consecutive_failures).toBe(7);
     expect(nextCircuit(state, 'answered', POLICY, 0)).toEqual(closed);
   });
 }
