@@ -59,6 +59,12 @@ export interface CallbackSenderOptions {
 
 const STALL_WINDOW_MS = 10_000;
 
+/**
+ * How much of a body may still wait in socket buffers, at most, once the last of it has been
+ * written: the answer's deadline allows for it at the minimum upload rate.
+ */
+const BUFFERED_BYTES = 1024 * 1024;
+
 /** Why a send cancelled through its signal failed; the attempt's error starts with it. */
 export const CANCELLED = 'cancelled: the sender was asked to stop';
 
@@ -76,10 +82,12 @@ export const CANCELLED = 'cancelled: the sender was asked to stop';
 export class CallbackSender {
   readonly #options: CallbackSenderOptions;
   readonly #agent: Agent;
+  readonly #responseTimeoutMs: number;
 
   constructor(options: CallbackSenderOptions = {}) {
     this.#options = options;
     const responseTimeout = options.responseTimeoutMs ?? 30_000;
+    this.#responseTimeoutMs = responseTimeout;
     this.#agent = createGuardedAgent(options.ssrf ?? {}, {
       ...options.guard,
       connect: options.guard?.connect ?? { timeout: options.connectTimeoutMs ?? 10_000 },
@@ -134,6 +142,12 @@ export class CallbackSender {
     const minRate = this.#options.minUploadBytesPerSecond ?? 16 * 1024;
     const stallWindow = this.#options.uploadStallWindowMs ?? STALL_WINDOW_MS;
     const headLimit = this.#options.responseHeadBytes ?? 1024;
+    const responseTimeout = this.#responseTimeoutMs;
+    // Written is not read: the last MiB of a body may still sit in socket buffers for a
+    // receiver that reads slowly but steadily, and it has the minimum rate's time to take it
+    // before its answer's time starts; a pause of the upload itself is the watchdog's.
+    const buffered = minRate > 0 ? Math.min(encoded.contentLength, BUFFERED_BYTES) : 0;
+    const headersTimeout = responseTimeout + (minRate > 0 ? Math.ceil((buffered * 1000) / minRate) : 0);
     return new Promise<AttemptResult>((resolve) => {
       // undici hands over the means to abort once the request is on a connection; an abort
       // asked for before that is applied then.
@@ -150,12 +164,18 @@ export class CallbackSender {
       let sent = 0;
       let windowStart = performance.now();
       let windowBytes = 0;
+      let lastWrite = windowStart;
       let uploading = true;
-      // A receiver that reads a byte now and then would keep the slot forever: require a rate.
+      // A receiver that reads a byte now and then would keep the slot forever: require a rate;
+      // and one that stops reading gets the response timeout, as one that does not answer.
       const watchdog = setInterval(
         () => {
           if (!uploading) return;
           const now = performance.now();
+          if (now - lastWrite >= responseTimeout) {
+            abort(new Error(`response_timeout: the upload paused for ${responseTimeout / 1000} s`));
+            return;
+          }
           if (now - windowStart < stallWindow) return;
           if (windowBytes < (minRate * (now - windowStart)) / 1000) {
             abort(new Error(`upload_stalled: fewer than ${minRate} B/s for ${stallWindow / 1000} s`));
@@ -163,7 +183,7 @@ export class CallbackSender {
           windowStart = now;
           windowBytes = 0;
         },
-        Math.min(1_000, stallWindow / 4),
+        Math.min(1_000, stallWindow / 4, responseTimeout / 4),
       );
       watchdog.unref();
 
@@ -192,6 +212,7 @@ export class CallbackSender {
         for await (const chunk of encoded.inMemory() ?? encoded.body()) {
           sent += chunk.length;
           windowBytes += chunk.length;
+          lastWrite = performance.now();
           yield chunk;
         }
         uploading = false;
@@ -236,6 +257,7 @@ export class CallbackSender {
             path: `${url.pathname}${url.search}`,
             method: 'POST',
             headers,
+            headersTimeout,
             // An async iterable is a documented body (undici writes it with writeIterable); the
             // type declaration lists only Readable.
             body: body() as unknown as Readable,

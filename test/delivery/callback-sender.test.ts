@@ -6,7 +6,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -166,6 +166,53 @@ describe('failures without an answer', () => {
     const sent = Number(/after (\d+) of/.exec(attempt.error ?? '')?.[1]);
     expect(sent).toBeLessThan(24 * 1024 * 1024);
     expect(attempt.duration_ms).toBeLessThan(5_000);
+  });
+
+  it('waits for a receiver that reads slowly but steadily, though the body is all written', async () => {
+    // Reads 256 KiB a second, answers 200 once the whole body is in: the kernel takes the
+    // 1 MiB body at once, and the reading goes on for about four seconds after that.
+    const sockets = new Set<Socket>();
+    const slow = createNetServer((socket) => {
+      sockets.add(socket);
+      socket.pause();
+      let head = '';
+      let bodyLeft = -1;
+      const timer = setInterval(() => {
+        const chunk = socket.read(64 * 1024) ?? socket.read();
+        if (chunk === null) return;
+        if (bodyLeft < 0) {
+          head += chunk.toString('latin1');
+          const end = head.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+          bodyLeft = length - (head.length - end - 4);
+        } else {
+          bodyLeft -= chunk.length;
+        }
+        if (bodyLeft <= 0) {
+          clearInterval(timer);
+          socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+        }
+      }, 250);
+      socket.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((resolve) => slow.listen(0, LOOPBACK, resolve));
+    closers.push(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+    });
+    const file = join(dir, 'one-mib.jpg');
+    writeFileSync(file, jpegBytes(1024 * 1024));
+    const attempt = await sender({
+      responseTimeoutMs: 1_000,
+      minUploadBytesPerSecond: 128 * 1024,
+      uploadStallWindowMs: 1_000,
+    }).send(`http://${LOOPBACK}:${(slow.address() as AddressInfo).port}/hook`, {
+      ...bigCallback(),
+      file,
+    } as OutgoingCallback);
+    expect(attempt).toMatchObject({ verdict: 'delivered', status_code: 200, error: null });
+    expect(attempt.duration_ms).toBeGreaterThan(2_000);
   });
 
   it('ends a request at once when its signal is aborted', async () => {
