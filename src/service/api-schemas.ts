@@ -50,6 +50,10 @@ export const ATTEMPT_SCHEMA = {
     duration_ms: { type: 'integer', minimum: 0 },
     status_code: { type: ['integer', 'null'] },
     error: { type: ['string', 'null'] },
+    response_head: {
+      type: ['string', 'null'],
+      description: 'The first bytes (up to 1 KiB) of the receiver’s answer, as text; null without one.',
+    },
   },
 } as const;
 

@@ -115,7 +115,7 @@ export function toEndpointRecord(row: Selectable<EndpointsTable>): EndpointRecor
 export function toOperationResource(
   op: OperationRow,
   callback: Pick<CallbackRow, 'state' | 'next_attempt_at'> | undefined,
-  attempts: readonly Pick<AttemptRow, 'at' | 'duration_ms' | 'status_code' | 'error'>[],
+  attempts: readonly Pick<AttemptRow, 'at' | 'duration_ms' | 'status_code' | 'error' | 'response_head'>[],
 ): OperationResource {
   return {
     id_gen: op.id_gen,
@@ -136,6 +136,7 @@ export function toOperationResource(
         duration_ms: num(a.duration_ms),
         status_code: num(a.status_code),
         error: a.error,
+        response_head: a.response_head,
       })),
     },
   };

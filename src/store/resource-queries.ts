@@ -24,7 +24,7 @@ async function withAttempts(db: StoreDb, rows: Row[]): Promise<OperationResource
   if (rows.length === 0) return [];
   const attempts = await db
     .selectFrom('attempts')
-    .select(['id_gen', 'at', 'duration_ms', 'status_code', 'error'])
+    .select(['id_gen', 'at', 'duration_ms', 'status_code', 'error', 'response_head'])
     .where(
       'id_gen',
       'in',
@@ -33,7 +33,10 @@ async function withAttempts(db: StoreDb, rows: Row[]): Promise<OperationResource
     .orderBy('id_gen')
     .orderBy('seq')
     .execute();
-  const byId = new Map<string, Pick<AttemptRow, 'at' | 'duration_ms' | 'status_code' | 'error'>[]>();
+  const byId = new Map<
+    string,
+    Pick<AttemptRow, 'at' | 'duration_ms' | 'status_code' | 'error' | 'response_head'>[]
+  >();
   for (const attempt of attempts) {
     const list = byId.get(attempt.id_gen) ?? [];
     list.push(attempt);

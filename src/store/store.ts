@@ -157,7 +157,14 @@ export interface OperationResource {
   callback: {
     state: CallbackState;
     next_attempt_at: string | null;
-    attempts: { at: string; duration_ms: number; status_code: number | null; error: string | null }[];
+    attempts: {
+      at: string;
+      duration_ms: number;
+      status_code: number | null;
+      error: string | null;
+      /** The first bytes of the receiver's answer, as text (a receiver's error code, say). */
+      response_head: string | null;
+    }[];
   };
 }
 

@@ -143,7 +143,10 @@ async function refresh() {
     }
     const attempts = el('ol', undefined, 'attempts');
     for (const a of op.callback.attempts) {
-      attempts.append(el('li', a.at.slice(11, 23) + ' — ' + (a.status_code ?? a.error) + ' (' + a.duration_ms + ' ms)'));
+      const item = el('li', a.at.slice(11, 23) + ' — ' + (a.status_code ?? a.error) + ' (' + a.duration_ms + ' ms)');
+      // The receiver's own words (its error code, say) on hover.
+      if (a.response_head) item.title = a.response_head;
+      attempts.append(item);
     }
     row.insertCell().append(attempts);
     row.insertCell().append(preview(op));

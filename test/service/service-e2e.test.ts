@@ -108,6 +108,11 @@ describe('the service, end to end on SQLite', () => {
     expect(again.status).toBe(202);
     const operation = await waitForCallback(run, id, ['delivered']);
     expect(operation.callback.attempts.length).toBe(2);
+    // Each attempt shows the first bytes of the receiver's answer.
+    expect(operation.callback.attempts.map((a) => JSON.parse(a.response_head ?? '{}').duplicate)).toEqual([
+      false,
+      true,
+    ]);
     expect(receiving.outcomes.filter((o) => o.callback?.id_gen === id).map((o) => o.verdict)).toEqual([
       'accepted',
       'duplicate',

@@ -91,10 +91,16 @@ export function operationCases(t: SuiteContext): void {
     const [id] = await finishedOperations(store, 1, 'http://127.0.0.1:9000/hook');
     const [claimed] = await store.claimCallbacks('w1', { limit: 1, leaseMs: LEASE });
     expect(claimed?.operation.error_message).toBe('failure 0');
-    await store.recordAttempt(id!, 'w1', attempt(T0 + 1, 500), {
-      state: 'retrying',
-      next_attempt_at: T0 + 5000,
-    });
+    const answer = '{"error":{"code":"missing_part","message":"no time_gen"}}';
+    await store.recordAttempt(
+      id!,
+      'w1',
+      { ...attempt(T0 + 1, 500), response_head: answer },
+      {
+        state: 'retrying',
+        next_attempt_at: T0 + 5000,
+      },
+    );
 
     const resource = await store.getOperation(id!);
     expect(Object.keys(resource!).sort()).toEqual(
@@ -111,7 +117,15 @@ export function operationCases(t: SuiteContext): void {
       callback: {
         state: 'retrying',
         next_attempt_at: '2025-01-01T00:00:05.000Z',
-        attempts: [{ at: '2025-01-01T00:00:00.001Z', duration_ms: 12, status_code: 500, error: null }],
+        attempts: [
+          {
+            at: '2025-01-01T00:00:00.001Z',
+            duration_ms: 12,
+            status_code: 500,
+            error: null,
+            response_head: answer,
+          },
+        ],
       },
     });
     expect(JSON.parse(JSON.stringify(resource))).toEqual(resource);
