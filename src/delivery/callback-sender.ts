@@ -331,6 +331,11 @@ export function describeNetworkError(error: unknown): string {
   if (error instanceof undiciErrors.HeadersTimeoutError)
     return 'response_timeout: no answer within the limit';
   if (error instanceof undiciErrors.BodyTimeoutError) return 'response_timeout: the answer stalled';
+  // undici drops the connection on a 100 Continue it did not ask for (it never asks), as
+  // "bad response": the receiver answered, but not in a way the sender reads.
+  if (code === 'UND_ERR_SOCKET' && error instanceof Error && error.message === 'bad response') {
+    return 'bad_response: an interim 100 Continue that was not asked for';
+  }
   switch (code) {
     case 'ECONNREFUSED':
       return 'connection_refused: nothing listens at the address';

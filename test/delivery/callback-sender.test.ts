@@ -254,6 +254,23 @@ describe('answers that are not a plain success', () => {
     expect(interimOnly.error).toMatch(/^response_timeout: /);
   });
 
+  it('names a 100 Continue it did not ask for, rather than calling it a reset', async () => {
+    const eager = createHttpServer((req, res) => {
+      res.writeContinue();
+      req.resume();
+      req.once('end', () => res.writeHead(200).end());
+    });
+    await new Promise<void>((resolve) => eager.listen(0, LOOPBACK, resolve));
+    closers.push(async () => {
+      eager.closeAllConnections();
+      await new Promise<void>((resolve) => eager.close(() => resolve()));
+    });
+    const { port } = eager.address() as AddressInfo;
+    const attempt = await sender().send(`http://${LOOPBACK}:${port}/hook`, errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'retry', status_code: null });
+    expect(attempt.error).toMatch(/^bad_response: an interim 100 Continue/);
+  });
+
   it('goes on sending after an answer cut off at the bytes it keeps', async () => {
     const r = await receiver(() => ({ status: 500, body: 'e'.repeat(50_000) }));
     const s = sender({ responseHeadBytes: 10 });
