@@ -14,8 +14,14 @@ function baseQuery(db: StoreDb) {
   return db
     .selectFrom('operations as o')
     .leftJoin('callbacks as c', 'c.id_gen', 'o.id_gen')
+    .leftJoin('endpoints as e', 'e.key', 'c.endpoint_key')
     .selectAll('o')
-    .select(['c.state as callback_state', 'c.next_attempt_at as callback_next_attempt_at']);
+    .select([
+      'c.state as callback_state',
+      'c.next_attempt_at as callback_next_attempt_at',
+      'e.circuit_state as circuit_state',
+      'e.open_until as circuit_open_until',
+    ]);
 }
 
 type Row = Awaited<ReturnType<ReturnType<typeof baseQuery>['execute']>>[number];
@@ -47,10 +53,22 @@ async function withAttempts(db: StoreDb, rows: Row[]): Promise<OperationResource
       row,
       row.callback_state === null
         ? undefined
-        : { state: row.callback_state, next_attempt_at: row.callback_next_attempt_at },
+        : { state: row.callback_state, next_attempt_at: nextAttemptOf(row) },
       byId.get(row.id_gen) ?? [],
     ),
   );
+}
+
+/**
+ * When the next attempt can go out: its due time, or later while its receiver's circuit is
+ * open, as the attempt then waits for the pause to end.
+ */
+function nextAttemptOf(row: Row): number | null {
+  const due = row.callback_next_attempt_at;
+  const openUntil = row.circuit_state === 'open' ? row.circuit_open_until : null;
+  // PostgreSQL hands BIGINT columns over as strings.
+  if (due === null || openUntil === null) return due === null ? null : Number(due);
+  return Math.max(Number(due), Number(openUntil));
 }
 
 export async function selectOperationResource(

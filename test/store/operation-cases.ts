@@ -132,6 +132,30 @@ export function operationCases(t: SuiteContext): void {
     expect(resource!.created_at).toMatch(RFC3339_MS);
   });
 
+  it('shows the next attempt at the end of the pause while the receiver’s circuit is open', async () => {
+    const { store } = t;
+    const [id] = await finishedOperations(store, 1, 'http://127.0.0.1:9000/hook');
+    await store.claimCallbacks('w1', { limit: 1, leaseMs: LEASE });
+    await store.recordAttempt(id!, 'w1', attempt(T0 + 1, 503), {
+      state: 'retrying',
+      next_attempt_at: T0 + 5_000,
+    });
+    const nextAttempt = async () => (await store.getOperation(id!))!.callback.next_attempt_at;
+    expect(await nextAttempt()).toBe(new Date(T0 + 5_000).toISOString());
+    await store.updateEndpoint('127.0.0.1:9000', {
+      circuit_state: 'open',
+      consecutive_failures: 5,
+      open_until: T0 + 60_000,
+    });
+    expect(await nextAttempt()).toBe(new Date(T0 + 60_000).toISOString());
+    await store.updateEndpoint('127.0.0.1:9000', {
+      circuit_state: 'closed',
+      consecutive_failures: 0,
+      open_until: null,
+    });
+    expect(await nextAttempt()).toBe(new Date(T0 + 5_000).toISOString());
+  });
+
   it('finishes once: a second finish changes nothing', async () => {
     const { backend, clock, store } = t;
     const op = await store.createOperation(newOperation());
