@@ -110,6 +110,35 @@ describe('clientError', () => {
     expect(await storedFiles(harness.out)).toEqual([]);
   });
 
+  it('takes pipelined callbacks one at a time, in order, and none after an answer that closed', async () => {
+    const harness = await startReceiver(nodeWithClientError);
+    const request = (callback: Wire, body = callback.body, extra = '') =>
+      Buffer.concat([head(callback, `Content-Length: ${body.length}\r\n${extra}`), body]);
+    const sent = [await wire(), await wire({ family: 'B' }), await wire({ event: 'error' })];
+    // The last asks to close: the connection ends once all three are answered.
+    const all = await exchange(
+      harness.port,
+      Buffer.concat([
+        request(sent[0]!),
+        request(sent[1]!),
+        request(sent[2]!, undefined, 'Connection: close\r\n'),
+      ]),
+    );
+    const ids = sent.map((callback) => callback.id);
+    expect([...all.matchAll(/"id_gen":"([^"]+)"/g)].map((match) => match[1])).toEqual(ids);
+    expect(harness.outcomes.map((outcome) => outcome.callback?.id_gen)).toEqual(ids);
+
+    const [refused, after] = [await wire(), await wire()];
+    const broken = refused.body.subarray(0, refused.body.length - 20);
+    const answer = await exchange(harness.port, Buffer.concat([request(refused, broken), request(after)]));
+    expect(answer.match(/^HTTP\/1\.1 /gm)).toHaveLength(1);
+    expect(errorCode(answer)).toBe('malformed_multipart');
+    await harness.settled(4);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(harness.outcomes).toHaveLength(4);
+    expect(await storedFiles(harness.out)).not.toContain(`${after.id}.jpg`);
+  });
+
   const unreadable: [string, (callback: Wire) => Buffer, string][] = [
     [
       'Content-Length with Transfer-Encoding',

@@ -203,10 +203,21 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
   const guards = bodyGuardsOf(options);
   const inFlight = new WeakMap<Duplex, InFlight>();
   const refused = new WeakSet<Duplex>();
+  // Per connection, when the answer to its latest request is out (or the connection gone).
+  const answered = new WeakMap<Duplex, Promise<void>>();
   const handle = async (req: IncomingMessage, res: ServerResponse, continueOnRead: boolean) => {
     // Claimed before anything reads the body: the 100 Continue then waits for the headers' checks.
     const deferredContinue = continueOnRead ? () => sendContinue(res) : claimContinue(req);
     const header = (name: string) => headerOf(req, name);
+    const before = answered.get(req.socket);
+    answered.set(req.socket, new Promise((resolve) => res.once('close', resolve)));
+    if (before) {
+      // Pipelined: Node hands over the next request at once. Callbacks are taken one at a
+      // time per connection, in order, and none after an answer that closed the connection
+      // (RFC 9112 §9.3.2 lets only safe methods be processed side by side; §9.6).
+      await before;
+      if (req.socket.destroyed || !req.socket.writable) return;
+    }
     const current: InFlight = { res, fail: null };
     inFlight.set(req.socket, current);
     res.once('finish', () => {
