@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts';
@@ -13,7 +13,7 @@ import {
   requestTimeoutError,
   slowBodyError,
 } from './body-guards.ts';
-import { answerOnSocket, clientErrorOf, type HttpClientError } from './client-error.ts';
+import { clientErrorOf, type HttpClientError } from './client-error.ts';
 import { claimContinue, continuingOnRead, sendContinue } from './expect-continue.ts';
 
 /** The body guards of a Node request: see `BodyGuardOptions`. */
@@ -82,12 +82,8 @@ export function sendNodeResponse(res: ServerResponse, response: ReceiverResponse
  */
 export function lingerWhileUploading(req: IncomingMessage): void {
   if (req.complete || req.destroyed) return;
-  const socket = req.socket;
-  socket.destroySoon = function lingeringClose(this: Socket) {
-    this.end();
-    const timer = setTimeout(() => this.destroy(), LINGER_MS);
-    timer.unref();
-    this.once('close', () => clearTimeout(timer));
+  req.socket.destroySoon = function lingeringClose(this: Socket) {
+    closeLingering(this);
   };
   // read() rather than resume(): a reader the receiver abandoned midway may still listen for
   // 'readable', and then the stream would not flow.
@@ -96,6 +92,31 @@ export function lingerWhileUploading(req: IncomingMessage): void {
   };
   req.on('readable', drop);
   drop();
+}
+
+/** Shuts our side (after `last`); destroys the socket once the sender shuts its own, or at LINGER_MS. */
+function closeLingering(socket: Duplex, last?: Buffer): void {
+  socket.end(last);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * Writes an answer straight to a socket that Node's HTTP server gave up on, then closes it,
+ * lingering as `lingerWhileUploading` does: a sender still writing would otherwise be reset
+ * before it reads the answer.
+ */
+function answerOnSocket(socket: Duplex, response: ReceiverResponse): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = Buffer.from(response.body);
+  const head = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}`];
+  for (const [name, value] of Object.entries(response.headers)) head.push(`${name}: ${value}`);
+  head.push(`content-length: ${body.length}`, 'connection: close', '', '');
+  closeLingering(socket, Buffer.concat([Buffer.from(head.join('\r\n'), 'latin1'), body]));
 }
 
 /** Fails a body that keeps trickling: fewer than the minimum rate over a whole window. */
