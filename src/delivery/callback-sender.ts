@@ -146,8 +146,9 @@ export class CallbackSender {
     // Written is not read: the last MiB of a body may still sit in socket buffers for a
     // receiver that reads slowly but steadily, and it has the minimum rate's time to take it
     // before its answer's time starts; a pause of the upload itself is the watchdog's.
-    const buffered = minRate > 0 ? Math.min(encoded.contentLength, BUFFERED_BYTES) : 0;
-    const headersTimeout = responseTimeout + (minRate > 0 ? Math.ceil((buffered * 1000) / minRate) : 0);
+    const bufferedMs =
+      minRate > 0 ? Math.ceil((Math.min(encoded.contentLength, BUFFERED_BYTES) * 1000) / minRate) : 0;
+    const headersTimeout = responseTimeout + bufferedMs;
     return new Promise<AttemptResult>((resolve) => {
       // undici hands over the means to abort once the request is on a connection; an abort
       // asked for before that is applied then.
