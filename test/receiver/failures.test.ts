@@ -56,6 +56,19 @@ function collectAnswer(socket: Socket): () => string {
   return () => answer;
 }
 
+/**
+ * POSTs `body` to /callbacks on a raw connection, with `headers` (CRLF-ended lines) besides
+ * Host and `Connection: close`, and resolves to all the server sent once it closed.
+ */
+async function rawExchange(port: number, headers: string, body: Buffer): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  const answer = collectAnswer(socket);
+  socket.write(`POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${headers}\r\n`);
+  socket.end(body);
+  await once(socket, 'close');
+  return answer();
+}
+
 /** The answer to a sender too slow: 500 with the `timeout` code, and the connection closed. */
 function expectTimeoutAnswer(answer: string): void {
   expect(answer).toMatch(/^HTTP\/1\.1 500 /);
@@ -182,39 +195,31 @@ describe.each(ADAPTERS)('$name', (adapter) => {
   it('answers unsupported_encoding to a transfer coding other than chunked', async () => {
     const harness = await startReceiver(adapter);
     const callback = await wire();
-    const socket = connect(harness.port, '127.0.0.1');
-    const answer = collectAnswer(socket);
-    socket.write(
-      'POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n' +
-        `Content-Type: ${callback.contentType}\r\nTransfer-Encoding: gzip, chunked\r\n\r\n`,
-    );
-    socket.end(
+    const answer = await rawExchange(
+      harness.port,
+      `Content-Type: ${callback.contentType}\r\nTransfer-Encoding: gzip, chunked\r\n`,
       Buffer.concat([
         Buffer.from(`${callback.body.length.toString(16)}\r\n`),
         callback.body,
         Buffer.from('\r\n0\r\n\r\n'),
       ]),
     );
-    await once(socket, 'close');
-    expect(answer()).toMatch(/^HTTP\/1\.1 500 /);
-    expect(answer()).toContain('"code":"unsupported_encoding"');
+    expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+    expect(answer).toContain('"code":"unsupported_encoding"');
     await expectNothingKept(harness);
   });
 
   it('answers a request with two Content-Types as malformed, whichever frames the body', async () => {
     const harness = await startReceiver(adapter);
     const callback = await wire();
-    const socket = connect(harness.port, '127.0.0.1');
-    const answer = collectAnswer(socket);
-    socket.write(
-      'POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n' +
-        `Content-Type: ${callback.contentType}\r\nContent-Type: multipart/form-data; boundary=other\r\n` +
-        `Content-Length: ${callback.body.length}\r\n\r\n`,
+    const answer = await rawExchange(
+      harness.port,
+      `Content-Type: ${callback.contentType}\r\nContent-Type: multipart/form-data; boundary=other\r\n` +
+        `Content-Length: ${callback.body.length}\r\n`,
+      callback.body,
     );
-    socket.end(callback.body);
-    await once(socket, 'close');
-    expect(answer()).toMatch(/^HTTP\/1\.1 500 /);
-    expect(answer()).toContain('"code":"malformed_multipart"');
+    expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+    expect(answer).toContain('"code":"malformed_multipart"');
     await expectNothingKept(harness);
   });
 
