@@ -252,10 +252,15 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
       return;
     }
     const file = this.#file!;
-    file.bytes += data.length;
-    if (file.bytes > this.limits.fileBytes) {
+    const room = this.limits.fileBytes - file.bytes;
+    if (data.length > room) {
+      // The bytes up to the limit go first, so a media type they already refute is reported
+      // as it would be had they come in a chunk of their own: the first violation in byte
+      // order wins, however the body is cut.
+      if (room > 0) this.#partData(data.subarray(0, room));
       throw new ProtocolError('file_too_large', `the file is larger than ${this.limits.fileBytes} bytes`);
     }
+    file.bytes += data.length;
     file.hash?.update(data);
     if (file.sink) {
       this.#outbox.push(data);

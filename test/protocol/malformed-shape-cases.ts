@@ -169,6 +169,19 @@ export const SHAPE_CASES: MalformedCase[] = [
     options: { limits: { fileBytes: 399 } },
   },
   {
+    // The first violation in byte order wins: the 8 bytes a sniff needs come before the limit.
+    name: 'bytes neither JPEG nor MP4, over a limit past the sniff (PNG, 10-byte limit)',
+    body: withFile(successParts('A', PNG, { contentType: 'image/jpeg' })),
+    code: 'media_mismatch',
+    options: { limits: { fileBytes: 10 } },
+  },
+  {
+    name: 'bytes neither JPEG nor MP4, over a limit before the sniff decides (PNG, 7-byte limit)',
+    body: withFile(successParts('A', PNG, { contentType: 'image/jpeg' })),
+    code: 'file_too_large',
+    options: { limits: { fileBytes: 7 } },
+  },
+  {
     name: 'file over a limit smaller than the sniff',
     body: withFile(successParts('A', JPEG)),
     code: 'file_too_large',
