@@ -32,8 +32,17 @@ function skipSpace(input: string, from: number): number {
   return i;
 }
 
+export interface ParseOptions {
+  /**
+   * Skip empty parameters (`a;; b=c`), which the HTTP grammar allows (RFC 9110 §5.6.6:
+   * `*( OWS ";" OWS [ parameter ] )`) but MIME's does not (RFC 2045 §5.1), and which Go's
+   * `mime` refuses in a part's Content-Disposition, dropping the part: only for HTTP headers.
+   */
+  emptyParameters?: boolean;
+}
+
 /** Parses a header value, or returns a string saying what is wrong with it. */
-export function parseHeaderValue(input: string): HeaderValue | string {
+export function parseHeaderValue(input: string, options: ParseOptions = {}): HeaderValue | string {
   const n = input.length;
   let i = skipSpace(input, 0);
   const start = i;
@@ -48,6 +57,7 @@ export function parseHeaderValue(input: string): HeaderValue | string {
       return `unexpected character ${JSON.stringify(input[i])} after ${JSON.stringify(value)}`;
     i = skipSpace(input, i + 1);
     if (i >= n) break; // a trailing ';' is tolerated, as common senders emit it
+    if (input[i] === ';' && options.emptyParameters) continue;
     const nameStart = i;
     while (i < n && isTokenChar(input.charCodeAt(i))) i++;
     const name = input.slice(nameStart, i).toLowerCase();
@@ -147,7 +157,7 @@ export function boundaryOf(
       error: 'the request has no Content-Type; multipart/form-data is required',
     };
   }
-  const parsed = parseHeaderValue(contentType);
+  const parsed = parseHeaderValue(contentType, { emptyParameters: true });
   if (typeof parsed === 'string') {
     // multipart/form-data with broken parameters is a multipart body with no usable boundary.
     const code = FORM_DATA_TYPE.test(contentType) ? 'malformed_multipart' : 'not_multipart';

@@ -5,7 +5,10 @@ import { ProtocolError } from './errors.ts';
  * the parse; the error is thrown out of `write()`.
  */
 export interface MultipartHandler {
-  /** A part starts; header names are lower-case, values trimmed and unfolded. */
+  /**
+   * A part starts; header names are lower-case, values trimmed and unfolded. A header other
+   * than Content-Disposition, Content-Type and Content-Transfer-Encoding keeps its first value.
+   */
   onPartBegin(headers: Map<string, string>): void;
   /** Bytes of the current part's body. The buffer may be a view of the input chunk. */
   onPartData(data: Buffer): void;
@@ -49,6 +52,9 @@ function malformed(message: string): ProtocolError {
   return new ProtocolError('malformed_multipart', message);
 }
 
+const LF_DELIMITER =
+  'the preamble has a line starting with the boundary after a bare LF, which reads two ways';
+
 /**
  * A strict, streaming `multipart/form-data` parser (RFC 7578 over RFC 2046). Feed it any
  * chunking of a body; it finds delimiters with the native `Buffer#indexOf`, hands part bodies
@@ -77,6 +83,11 @@ export class MultipartParser {
    * is known not to (and outside part content).
    */
   #leading = -1;
+  /**
+   * How much of `\n--boundary` the preamble ends with so far, or -1 once the first delimiter
+   * is found (the preamble is over).
+   */
+  #preamble = 0;
 
   constructor(boundary: string, handler: MultipartHandler, options: MultipartParserOptions = {}) {
     this.#handler = handler;
@@ -133,10 +144,41 @@ export class MultipartParser {
   }
 
   #emit(data: Buffer): void {
-    if (this.#inPart && data.length > 0) this.#handler.onPartData(data);
+    if (this.#inPart) {
+      if (data.length > 0) this.#handler.onPartData(data);
+    } else if (this.#preamble >= 0) {
+      this.#checkPreamble(data);
+    }
+  }
+
+  /**
+   * Refuses a preamble with a line that starts with `--boundary` after a bare LF. RFC 2046
+   * wants CRLF before a delimiter, so here it is preamble, but Go's reader (which takes LF line
+   * ends) reads it as the first delimiter and sees parts that are not there for us. The first
+   * real delimiter ends the preamble, so any `\n--boundary` before it has a bare LF.
+   */
+  #checkPreamble(data: Buffer): void {
+    // `\n--boundary`: the delimiter without its CR. Its only LF is its first byte, so a match
+    // can start only at an LF, and only the last LF of a chunk can start one it cuts short.
+    const needle = this.#delimiter.subarray(1);
+    const matched = this.#preamble;
+    if (matched > 0) {
+      const take = Math.min(needle.length - matched, data.length);
+      if (data.compare(needle, matched, matched + take, 0, take) === 0) {
+        this.#preamble += take;
+        if (this.#preamble === needle.length) throw malformed(LF_DELIMITER);
+        return;
+      }
+      this.#preamble = 0;
+    }
+    if (data.indexOf(needle) >= 0) throw malformed(LF_DELIMITER);
+    const last = data.lastIndexOf(LF);
+    const rest = data.length - last;
+    if (last >= 0 && rest < needle.length && data.compare(needle, 0, rest, last) === 0) this.#preamble = rest;
   }
 
   #delimiterFound(): void {
+    this.#preamble = -1;
     this.#leading = -1;
     if (this.#inPart) {
       this.#inPart = false;
@@ -193,7 +235,8 @@ export class MultipartParser {
       }
       this.#tailLength = 0;
       // Copied: the tail buffer is reused before the handler's consumer may read these bytes.
-      if (this.#inPart) this.#emit(Buffer.from(this.#tail.subarray(0, tailLength)));
+      const held = this.#tail.subarray(0, tailLength);
+      this.#emit(this.#inPart ? Buffer.from(held) : held);
     }
     const found = buf.indexOf(delimiter, pos);
     if (found >= 0) {
@@ -269,6 +312,11 @@ export class MultipartParser {
       this.#headerLength = filled;
       return start + copied;
     }
+    // A line starting with `--boundary` is a delimiter wherever it is (RFC 2046 §5.1.1), even
+    // where a blank line was due; with a ':' in the boundary it would otherwise read as a header.
+    if (block.subarray(0, end + 2).indexOf(this.#delimiter) >= 0) {
+      throw malformed("a part's header block holds a boundary delimiter before the blank line");
+    }
     const headers = parseHeaderBlock(block.subarray(2, end + 2));
     this.#state = State.Body;
     this.#inPart = true;
@@ -280,6 +328,20 @@ export class MultipartParser {
 
 const HEADER_END = Buffer.from('\r\n\r\n', 'latin1');
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/**
+ * The headers a part is read by: a repeat of one reads two ways (parsers take the first or the
+ * last), so it is refused. Any other header "MUST be ignored" (RFC 7578 §4.8), repeated or not.
+ */
+const READ_HEADERS = new Set(['content-disposition', 'content-type', 'content-transfer-encoding']);
+
+/** Strips SP and HTAB, the only white space around a header value (RFC 5322 WSP, RFC 9110 OWS). */
+function trimWhiteSpace(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && (text[start] === ' ' || text[start] === '\t')) start++;
+  while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+  return text.slice(start, end);
+}
 
 /**
  * Index of the first position ≥ `from` where the rest of `buf` is a proper prefix of `needle`,
@@ -307,13 +369,15 @@ function parseHeaderBlock(block: Buffer): Map<string, string> {
   const text = block.toString('utf8');
   const lines = text.split('\r\n');
   lines.pop(); // the block ends with CRLF
-  let last: string | undefined;
+  // The header the next folded line continues; null after an ignored repeat, whose folded
+  // lines are ignored with it.
+  let last: string | null | undefined;
   for (const line of lines) {
     if (line.includes('\r') || line.includes('\n')) throw malformed('a part header has a bare CR or LF');
     if (line.startsWith(' ') || line.startsWith('\t')) {
       // obs-fold: a continuation of the previous header (RFC 5322 §2.2.3).
       if (last === undefined) throw malformed('the first header line of a part starts with white space');
-      headers.set(last, `${headers.get(last)} ${line.trim()}`.trim());
+      if (last !== null) headers.set(last, trimWhiteSpace(`${headers.get(last)} ${trimWhiteSpace(line)}`));
       continue;
     }
     const colon = line.indexOf(':');
@@ -322,8 +386,12 @@ function parseHeaderBlock(block: Buffer): Map<string, string> {
     if (!HEADER_NAME.test(name))
       throw malformed(`a part header name is not a token: ${JSON.stringify(name)}`);
     const key = name.toLowerCase();
-    if (headers.has(key)) throw malformed(`a part repeats the header ${name}`);
-    headers.set(key, line.slice(colon + 1).trim());
+    if (headers.has(key)) {
+      if (READ_HEADERS.has(key)) throw malformed(`a part repeats the header ${name}`);
+      last = null;
+      continue;
+    }
+    headers.set(key, trimWhiteSpace(line.slice(colon + 1)));
     last = key;
   }
   return headers;

@@ -19,13 +19,24 @@ function isAsciiCompatible(charset: string): boolean {
 export function textCharsetOf(name: string, contentType: string | null): string | null {
   if (contentType === null) return null;
   const type = parseHeaderValue(contentType);
-  if (typeof type === 'string' || type.value !== 'text/plain') {
+  if (typeof type === 'string') {
+    // Like a broken Content-Disposition: a header that cannot be read is a framing error, and a
+    // repeated charset would read two ways.
+    throw new ProtocolError(
+      'malformed_multipart',
+      `the part ${name} has a Content-Type that cannot be parsed: ${type}`,
+    );
+  }
+  if (type.value !== 'text/plain') {
     throw new ProtocolError('expected_text', `the part ${name} must be text, not ${contentType}`);
   }
   const charset = type.params.get('charset')?.toLowerCase();
   if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return null;
   if (!isAsciiCompatible(charset)) {
-    throw new ProtocolError('invalid_text', `the part ${name} is in ${charset}; UTF-8 is required`);
+    throw new ProtocolError(
+      'invalid_text',
+      `the part ${name} is in ${JSON.stringify(charset)}; UTF-8 is required`,
+    );
   }
   return charset;
 }

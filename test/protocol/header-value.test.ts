@@ -20,6 +20,9 @@ describe('boundaryOf', () => {
     },
     { header: `multipart/form-data; boundary="${'b'.repeat(70)}"`, boundary: 'b'.repeat(70) },
     { header: 'multipart/form-data; boundary="\'()+_,-./:=?"', boundary: "'()+_,-./:=?" },
+    // RFC 9110 §5.6.6 allows empty parameters in an HTTP header.
+    { header: 'multipart/form-data;; boundary=abc;;', boundary: 'abc' },
+    { header: 'multipart/form-data; ; charset=utf-8 ;; boundary=abc', boundary: 'abc' },
   ])('$header → $boundary', ({ header, boundary }) => {
     expect(boundaryOf(header)).toEqual({ boundary });
   });
@@ -88,8 +91,23 @@ describe('parseHeaderValue', () => {
     'form-data; x=a=b; name=message',
     'form-data; name=message; x=a,name=status',
     'form-data; name=naïve',
+    // MIME's grammar (RFC 2045 §5.1) has no empty parameter, and Go drops such a part.
+    'form-data;; name="x"',
+    'form-data; name="x";; filename="a.jpg"',
   ])('rejects %j', (input) => {
     expect(typeof parseHeaderValue(input)).toBe('string');
+  });
+
+  it('skips empty parameters only when told the header is HTTP', () => {
+    expect(
+      parseHeaderValue('multipart/form-data;; boundary=x; ;charset=utf-8', { emptyParameters: true }),
+    ).toEqual({
+      value: 'multipart/form-data',
+      params: new Map([
+        ['boundary', 'x'],
+        ['charset', 'utf-8'],
+      ]),
+    });
   });
 });
 

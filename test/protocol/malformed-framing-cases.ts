@@ -95,6 +95,34 @@ export const FRAMING_CASES: MalformedCase[] = [
     code: 'malformed_multipart',
   },
   {
+    name: 'a bare LF after the close delimiter',
+    body: endingWith(`--${B}--\n`),
+    code: 'malformed_multipart',
+  },
+  {
+    // Go's reader takes that line as the first delimiter and reads a status we never see.
+    name: 'a preamble line starting with the boundary after a bare LF',
+    body: rawBody(B, errorParts('A', 'm'), {
+      preamble: `x\n--${B}\r\nContent-Disposition: form-data; name="status"\r\n\r\nhidden`,
+    }),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'a body opening with a bare LF before the first delimiter',
+    body: Buffer.concat([Buffer.from('\n'), rawBody(B, errorParts('A', 'm'))]),
+    code: 'malformed_multipart',
+  },
+  {
+    // With a ':' in the boundary, the delimiter line would read as a header `--x: y`.
+    name: 'a delimiter inside a header block, before its blank line',
+    contentType: 'multipart/form-data; boundary="x:y"',
+    body: Buffer.concat([
+      Buffer.from('--x:y\r\nContent-Disposition: form-data; name="status"\r\n'),
+      rawBody('x:y', [{ headers: ['X-A: 1'], body: 's' }, ...errorParts('A', 'm').slice(1)]),
+    ]),
+    code: 'malformed_multipart',
+  },
+  {
     name: 'no boundary in the body at all',
     body: Buffer.from('status=success&id_gen=1'),
     code: 'malformed_multipart',
@@ -141,6 +169,34 @@ export const FRAMING_CASES: MalformedCase[] = [
   {
     name: 'header name that is not a token',
     body: withRawHeaders('Content-Disposition: form-data; name="message"\r\nBad Name: 1'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'repeated Content-Transfer-Encoding',
+    body: withRawHeaders(
+      'Content-Disposition: form-data; name="message"\r\nContent-Transfer-Encoding: 8bit\r\nContent-Transfer-Encoding: base64',
+    ),
+    code: 'malformed_multipart',
+  },
+  {
+    name: "a text part's Content-Type repeating charset",
+    body: withRawHeaders(
+      'Content-Disposition: form-data; name="message"\r\nContent-Type: text/plain; charset=utf-8; charset=iso-8859-1',
+    ),
+    code: 'malformed_multipart',
+  },
+  {
+    name: "a text part's empty Content-Type",
+    body: withRawHeaders('Content-Disposition: form-data; name="message"\r\nContent-Type:'),
+    code: 'malformed_multipart',
+  },
+  {
+    // Only SP and HTAB surround a value; U+3000 would be trimmed by String#trim.
+    name: 'Content-Disposition value after an ideographic space',
+    body: rawBody(B, [
+      ...commonParts,
+      { headers: ['Content-Disposition:\u3000form-data; name="message"'], body: 'v' },
+    ]),
     code: 'malformed_multipart',
   },
   {
@@ -248,6 +304,13 @@ export const FRAMING_CASES: MalformedCase[] = [
   {
     name: 'boundary repeated',
     contentType: `multipart/form-data; boundary=${B}; boundary=${B}`,
+    body: rawBody(B, errorParts('A', 'm')),
+    code: 'malformed_multipart',
+  },
+  {
+    // RFC 9110 drops the backslash of a quoted pair, Go's mime keeps it: refused, not guessed at.
+    name: 'boundary with a quoted pair',
+    contentType: 'multipart/form-data; boundary="mal\\formed-test-boundary"',
     body: rawBody(B, errorParts('A', 'm')),
     code: 'malformed_multipart',
   },

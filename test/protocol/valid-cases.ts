@@ -15,6 +15,7 @@ import {
   textPart,
 } from './bodies.ts';
 import { type Decoded, expectedFile, type HarnessOptions } from './decode-harness.ts';
+import { CLIENT_CASES } from './valid-client-cases.ts';
 
 export const B = 'mediahook-test-boundary-7f3a';
 const JPEG = jpegBytes(1500, 11, B);
@@ -319,4 +320,5 @@ export const VALID_CASES: ValidCase[] = [
       return decoded;
     })(),
   },
+  ...CLIENT_CASES,
 ];
