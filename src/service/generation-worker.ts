@@ -131,7 +131,9 @@ export class GenerationWorker {
         outcome = { state: 'succeeded', result: { key, media_type: media.mediaType, bytes: media.bytes } };
       } catch (error) {
         if (this.#abort.signal.aborted) return; // stopping: the released lease lets it run again
-        outcome = { state: 'failed', message: error instanceof Error ? error.message : String(error) };
+        const message = error instanceof Error ? error.message : String(error);
+        // A program's stderr may hold NUL, which the store refuses: the operation would never finish.
+        outcome = { state: 'failed', message: message.replaceAll('\u0000', '\uFFFD') };
       }
       await store.finishOperation(operation.id_gen, outcome);
       this.#options.onFinished?.({

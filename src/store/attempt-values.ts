@@ -22,8 +22,19 @@ function checkNext(next: NextCallbackState): void {
   }
 }
 
+/**
+ * Text as both databases can keep it: a receiver's answer is arbitrary bytes, and PostgreSQL's
+ * `text` refuses U+0000 (failing the statement, so the attempt could never be recorded), so each
+ * NUL becomes U+FFFD, on SQLite too.
+ */
+function storable(text: string): string;
+function storable(text: string | null): string | null;
+function storable(text: string | null): string | null {
+  return text === null ? null : text.replaceAll('\u0000', '\uFFFD');
+}
+
 function errorOf(attempt: AttemptInput): string | null {
-  if (attempt.error !== null && attempt.error !== undefined) return attempt.error;
+  if (attempt.error !== null && attempt.error !== undefined) return storable(attempt.error);
   const code = attempt.status_code;
   return code !== null && (code < 200 || code > 299) ? `HTTP ${code}` : null;
 }
@@ -48,8 +59,8 @@ export function recordValues(
     at: attempt.at,
     durationMs: Math.max(0, Math.round(attempt.duration_ms)),
     statusCode: attempt.status_code,
-    error: attempt.error,
-    responseHead: attempt.response_head?.slice(0, RESPONSE_HEAD_CHARS) ?? null,
+    error: storable(attempt.error ?? null),
+    responseHead: storable(attempt.response_head?.slice(0, RESPONSE_HEAD_CHARS) ?? null),
   };
 }
 

@@ -26,10 +26,21 @@ export function skipLocked<QB extends SelectQueryBuilder<any, any, any>>(dialect
   return dialect === 'postgres' ? (query.forUpdate().skipLocked() as QB) : query;
 }
 
+/**
+ * Refuses text holding U+0000 on both databases alike: PostgreSQL's `text` cannot store it (and
+ * fails any statement binding it), so SQLite must not accept what PostgreSQL would refuse.
+ */
+export function checkText(name: string, text: string | null | undefined): void {
+  if (typeof text === 'string' && text.includes('\u0000')) {
+    throw new StoreError('invalid_argument', `${name} contains a NUL character (U+0000)`);
+  }
+}
+
 export function checkIdGen(idGen: string): void {
   if (typeof idGen !== 'string' || idGen.length === 0 || Buffer.byteLength(idGen) > MAX_ID_GEN_BYTES) {
     throw new StoreError('invalid_argument', `id_gen must be 1 to ${MAX_ID_GEN_BYTES} bytes of text`);
   }
+  checkText('id_gen', idGen);
 }
 
 function checkNewOperation(op: NewOperation): void {
@@ -40,6 +51,10 @@ function checkNewOperation(op: NewOperation): void {
     throw new StoreError('invalid_argument', 'webhook_url is required');
   }
   if (typeof op.prompt !== 'string') throw new StoreError('invalid_argument', 'prompt must be text');
+  checkText('webhook_url', op.webhook_url);
+  checkText('prompt', op.prompt);
+  checkText('fail_with', op.fail_with);
+  checkText('status_text', op.status_text);
 }
 
 export async function insertOperation(db: StoreDb, op: NewOperation, now: number): Promise<OperationRecord> {
@@ -163,6 +178,7 @@ function checkOutcome(outcome: OperationOutcome): void {
   } else if (outcome.state === 'failed') {
     if (typeof outcome.message !== 'string')
       throw new StoreError('invalid_argument', 'failure message required');
+    checkText('message', outcome.message);
   } else {
     throw new StoreError('invalid_argument', 'an outcome is succeeded or failed');
   }

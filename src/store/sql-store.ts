@@ -9,6 +9,7 @@ import { claimCallbackRows } from './claim-queries.ts';
 import { migrateToLatest } from './migrations.ts';
 import {
   checkIdGen,
+  checkText,
   claimOperationRow,
   type Dialect,
   finishOperationRows,
@@ -125,16 +126,20 @@ export abstract class SqlStore implements Store {
     });
   }
 
-  getOperation(idGen: string): Promise<OperationResource | undefined> {
+  async getOperation(idGen: string): Promise<OperationResource | undefined> {
+    checkText('id_gen', idGen);
     return selectOperationResource(this.db, idGen);
   }
 
   async getOperationRecord(idGen: string): Promise<OperationRecord | undefined> {
+    checkText('id_gen', idGen);
     const row = await selectOperationRow(this.db, idGen);
     return row === undefined ? undefined : toOperationRecord(row);
   }
 
-  listOperations(options: ListOperationsOptions): Promise<OperationResource[]> {
+  async listOperations(options: ListOperationsOptions): Promise<OperationResource[]> {
+    checkText('endpoint', options.endpoint);
+    checkText('before', options.before);
     return selectOperationResources(this.db, options);
   }
 
@@ -172,6 +177,7 @@ export abstract class SqlStore implements Store {
   }
 
   async getCallback(idGen: string): Promise<CallbackRecord | undefined> {
+    checkText('id_gen', idGen);
     const row = await this.db
       .selectFrom('callbacks')
       .selectAll()
@@ -181,6 +187,7 @@ export abstract class SqlStore implements Store {
   }
 
   async listAttempts(idGen: string): Promise<AttemptRecord[]> {
+    checkText('id_gen', idGen);
     const rows = await this.db
       .selectFrom('attempts')
       .selectAll()
@@ -273,7 +280,8 @@ export abstract class SqlStore implements Store {
     return this.write((trx, events) => releaseLeaseRows(trx, null, this.clock(), events));
   }
 
-  redeliver(idGen: string): Promise<CallbackRecord> {
+  async redeliver(idGen: string): Promise<CallbackRecord> {
+    checkText('id_gen', idGen);
     return this.write((trx, events) => redeliverRow(trx, idGen, this.clock(), events));
   }
 
@@ -281,7 +289,8 @@ export abstract class SqlStore implements Store {
     return selectNextDueAt(this.db, this.dialect, kind);
   }
 
-  getEndpoint(key: string): Promise<EndpointRecord> {
+  async getEndpoint(key: string): Promise<EndpointRecord> {
+    checkText('key', key);
     return selectEndpoint(this.db, key);
   }
 

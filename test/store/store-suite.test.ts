@@ -9,6 +9,7 @@ import { callbackCases } from './callback-cases.ts';
 import { manualClock, type SuiteContext } from './helpers.ts';
 import { operationCases } from './operation-cases.ts';
 import { settleCases } from './settle-cases.ts';
+import { textCases } from './text-cases.ts';
 import { wakeUpCases } from './wake-up-cases.ts';
 
 const postgresProblem = await probePostgres();
@@ -44,4 +45,5 @@ describe.each(backends)('store on $name', (kind) => {
   callbackCases(t);
   settleCases(t);
   wakeUpCases(t);
+  textCases(t);
 });
