@@ -86,11 +86,24 @@ function methodOf(req: IncomingMessage, path: string, allowed: readonly ('GET' |
 
 /** A path segment, percent-decoded; one that cannot be decoded names no resource. */
 function segment(raw: string, path: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(raw);
+    decoded = decodeURIComponent(raw);
   } catch {
     throw new ApiError(404, 'not_found', `no such resource: ${path}`);
   }
+  // No id or key holds U+0000 (the store refuses it): such a segment names nothing either.
+  if (decoded.includes('\u0000')) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
+  return decoded;
+}
+
+/** A free-text query parameter; U+0000 is refused here rather than by the store. */
+function textParam(url: URL, name: string): string | undefined {
+  const value = url.searchParams.get(name);
+  if (value === null) return undefined;
+  if (value.includes('\u0000'))
+    throw new ApiError(400, 'invalid_request', `${name} contains a NUL character`);
+  return value;
 }
 
 function oneOf<T extends string>(name: string, value: string | null, allowed: readonly T[]): T | undefined {
@@ -116,7 +129,10 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   const open = new Map<string, () => Promise<[string, string]> | [string, string]>([
     ['/healthz', () => [JSON_TYPE, '{"ok":true}']],
     ['/openapi.json', () => ['application/json', openapi]],
-    ['/metrics', async () => ['text/plain; version=0.0.4', metrics.render(await store.queueDepth())]],
+    [
+      '/metrics',
+      async () => ['text/plain; version=0.0.4; charset=utf-8', metrics.render(await store.queueDepth())],
+    ],
     ['/', () => ['text/html; charset=utf-8', dashboardPage()]],
   ]);
 
@@ -155,8 +171,8 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       state: oneOf('state', url.searchParams.get('state'), OPERATION_STATES),
       family: oneOf('family', url.searchParams.get('family'), ['A', 'B'] as const),
       callbackState: oneOf('callback_state', url.searchParams.get('callback_state'), CALLBACK_STATES),
-      endpoint: url.searchParams.get('endpoint') ?? undefined,
-      before: url.searchParams.get('before') ?? undefined,
+      endpoint: textParam(url, 'endpoint'),
+      before: textParam(url, 'before'),
     });
     const last = operations.length === limit ? operations[operations.length - 1]!.id_gen : null;
     sendJson(res, 200, { operations, next_before: last });

@@ -65,6 +65,12 @@ export function parseCreateOperation(body: unknown): CreateOperationRequest {
     throw new ApiError(400, 'invalid_request', describe(validateCreate.errors?.[0]));
   }
   const request = body as CreateOperationRequest;
+  // JSON may carry \u0000, which no store keeps (PostgreSQL's text cannot hold it).
+  for (const field of ['prompt', 'fail_with', 'status'] as const) {
+    if (request[field]?.includes('\u0000')) {
+      throw new ApiError(400, 'invalid_request', `${field} contains a NUL character (U+0000)`);
+    }
+  }
   const problem = webhookUrlProblem(request.webhook_url);
   if (problem) throw new ApiError(400, 'invalid_request', `webhook_url ${problem}`);
   if (request.family === 'B' && request.kind === 'video') {

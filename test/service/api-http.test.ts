@@ -88,7 +88,7 @@ describe('the API over HTTP', () => {
     expect([metrics.status, metrics.text, metrics.headers['content-type']]).toEqual([
       200,
       '',
-      'text/plain; version=0.0.4',
+      'text/plain; version=0.0.4; charset=utf-8',
     ]);
     expect((await run.call('HEAD', '/v1/operations/nope')).status).toBe(404);
   });

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sniffMediaType } from '../../src/protocol/index.ts';
+import { commandGenerator } from '../../src/service/generators/index.ts';
 import {
   type RunningService,
   SECRET,
@@ -158,5 +159,38 @@ describe('the service, end to end on SQLite', () => {
     expect(metrics.text).toMatch(/mediahook_callbacks\{state="delivered"\} \d+/);
     const dashboard = await run.get('/');
     expect(dashboard.text).toContain('<title>mediahook');
+  });
+});
+
+describe('a generator failing with NUL in its message', () => {
+  let run: RunningService;
+  let receiving: TempReceiving;
+
+  beforeAll(async () => {
+    receiving = await startTempReceiving(SECRET);
+    // No store keeps U+0000: unless the service replaces it, the operation could never finish.
+    const generator = commandGenerator(['sh', '-c', 'printf "bad\\000input\\n" >&2; exit 3']);
+    run = await startService({ generator });
+  });
+  afterAll(async () => {
+    await run?.stop();
+    await receiving?.close();
+  });
+
+  it('still fails the operation, and the error callback carries U+FFFD in its place', async () => {
+    const created = await run.post('/v1/operations', {
+      kind: 'image',
+      family: 'A',
+      prompt: 'p',
+      webhook_url: `${receiving.url}/hook`,
+    });
+    const id = created.body.id_gen as string;
+    await receiving.waitFor([id], 30_000);
+    const operation = await waitForCallback(run, id, ['delivered']);
+    expect(operation.state).toBe('failed');
+    const outcome = receiving.outcomes.find((o) => o.callback?.id_gen === id);
+    expect(outcome?.callback).toMatchObject({ event: 'error' });
+    const message = (outcome?.callback as { message?: string } | undefined)?.message;
+    expect(message).toContain('bad\uFFFDinput');
   });
 });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import type { SsrfPolicy } from '../../src/delivery/index.ts';
 import type { ReceiverOutcome } from '../../src/receiver/index.ts';
-import { builtInGenerator } from '../../src/service/generators/index.ts';
+import { builtInGenerator, type Generator } from '../../src/service/generators/index.ts';
 import { silentLogger } from '../../src/service/json-log.ts';
 import { createService, type Service } from '../../src/service/service.ts';
 import { type OperationResource, openStore, type Store } from '../../src/store/index.ts';
@@ -99,7 +99,7 @@ export interface RunningService {
  * webhook addresses allowed unless `ssrf` says otherwise.
  */
 export async function startService(
-  options: { db?: string; workers?: boolean; ssrf?: SsrfPolicy } = {},
+  options: { db?: string; workers?: boolean; ssrf?: SsrfPolicy; generator?: Generator } = {},
 ): Promise<RunningService> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
   const store = openStore(options.db ?? join(dir, 'mediahook.sqlite'));
@@ -107,7 +107,7 @@ export async function startService(
   const service = createService({
     store,
     dataDir: dir,
-    generator: builtInGenerator(),
+    generator: options.generator ?? builtInGenerator(),
     secrets: [SECRET],
     ssrf: options.ssrf ?? { allowPrivate: true },
     retrySchedule: [200, 200, 200],
