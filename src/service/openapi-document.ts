@@ -95,6 +95,8 @@ export function openApiDocument(): Record<string, unknown> {
               'The request is invalid (B with video, a webhook URL the sender cannot dial, an unknown field…).',
             ),
             '401': UNAUTHORIZED,
+            '413': errorResponse('The body is over 64 KiB (`body_too_large`).'),
+            '415': errorResponse('The body is not `application/json` (`unsupported_media_type`).'),
           },
         },
         get: {
@@ -149,6 +151,24 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/v1/operations/{id_gen}/result': {
+        parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
+        get: {
+          operationId: 'getResult',
+          summary: "The operation's result file (the dashboard's preview)",
+          responses: {
+            '200': {
+              description: 'The JPEG or MP4.',
+              content: {
+                'image/jpeg': { schema: { type: 'string', contentMediaType: 'image/jpeg' } },
+                'video/mp4': { schema: { type: 'string', contentMediaType: 'video/mp4' } },
+              },
+            },
+            '401': UNAUTHORIZED,
+            '404': errorResponse('Unknown, failed, or its file is no longer kept.'),
+          },
+        },
+      },
       '/v1/endpoints/{key}': {
         parameters: [
           { name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'host:port' },
@@ -159,17 +179,40 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             '200': { description: 'The circuit.', content: json('Endpoint') },
             '401': UNAUTHORIZED,
+            '404': errorResponse('The key is not text (bad percent-encoding, or U+0000).'),
           },
         },
       },
       '/healthz': {
-        get: { summary: 'Liveness', security: [], responses: { '200': { description: 'Alive.' } } },
+        get: {
+          summary: 'Liveness',
+          security: [],
+          responses: {
+            '200': {
+              description: 'Alive.',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['ok'],
+                    properties: { ok: { type: 'boolean', const: true } },
+                  },
+                },
+              },
+            },
+          },
+        },
       },
       '/metrics': {
         get: {
           summary: 'Prometheus metrics',
           security: [],
-          responses: { '200': { description: 'Text format.' } },
+          responses: {
+            '200': {
+              description: 'The Prometheus text exposition format, version 0.0.4.',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+          },
         },
       },
     },

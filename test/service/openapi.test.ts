@@ -4,6 +4,7 @@
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   decodeCallback,
@@ -14,6 +15,11 @@ import {
 } from '../../src/protocol/index.ts';
 import { openApiDocument } from '../../src/service/openapi-document.ts';
 import { type RunningService, startService } from './service-harness.ts';
+
+// ajv-formats is CommonJS: its function is the module itself or its `default`, by loader.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv2020,
+) => unknown;
 
 type Schema = { required: string[]; properties: Record<string, unknown>; additionalProperties: boolean };
 
@@ -94,5 +100,60 @@ describe('the OpenAPI document', () => {
     const listed = await run.get('/v1/operations?limit=5');
     const validateList = ajv.compile({ $ref: 'openapi#/components/schemas/OperationList' });
     expect(validateList(listed.body), JSON.stringify(validateList.errors)).toBe(true);
+  });
+
+  it('documents every answer the API gives: its status, media type and body', async () => {
+    const good = { kind: 'image', family: 'A', prompt: 'documented', webhook_url: 'http://127.0.0.1:9/hook' };
+    const created = await run.post('/v1/operations', good);
+    const id = created.body.id_gen as string;
+    const json = { 'content-type': 'application/json' };
+    // [method, path template, path sent, body]: each answer must be one the document lists.
+    const cases: [string, string, string, unknown?, Record<string, string>?][] = [
+      ['POST', '/v1/operations', '/v1/operations', good],
+      ['POST', '/v1/operations', '/v1/operations', { ...good, kind: 'video', family: 'B' }],
+      ['POST', '/v1/operations', '/v1/operations', { ...good, prompt: 'a\u0000b' }],
+      ['POST', '/v1/operations', '/v1/operations', '{"kind":', json],
+      ['POST', '/v1/operations', '/v1/operations', '{}', { 'content-type': 'text/plain' }],
+      ['POST', '/v1/operations', '/v1/operations', JSON.stringify({ ...good, prompt: 'x'.repeat(70_000) })],
+      ['GET', '/v1/operations', '/v1/operations?limit=2'],
+      ['GET', '/v1/operations', '/v1/operations?limit=0'],
+      ['GET', '/v1/operations', '/v1/operations?before=%00'],
+      ['GET', '/v1/operations/{id_gen}', `/v1/operations/${id}`],
+      ['GET', '/v1/operations/{id_gen}', '/v1/operations/nope'],
+      ['GET', '/v1/operations/{id_gen}', '/v1/operations/%00'],
+      ['POST', '/v1/operations/{id_gen}/redeliver', `/v1/operations/${id}/redeliver`],
+      ['POST', '/v1/operations/{id_gen}/redeliver', '/v1/operations/nope/redeliver'],
+      ['GET', '/v1/operations/{id_gen}/result', `/v1/operations/${id}/result`],
+      ['GET', '/v1/endpoints/{key}', '/v1/endpoints/127.0.0.1%3A9'],
+      ['GET', '/v1/endpoints/{key}', '/v1/endpoints/%00'],
+      ['GET', '/healthz', '/healthz'],
+      ['GET', '/metrics', '/metrics'],
+    ];
+    type Response = { content?: Record<string, { schema: object }> };
+    const document = openApiDocument() as {
+      paths: Record<string, Record<string, { responses: Record<string, Response> }>>;
+      components: object;
+    };
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv); // timestamps are checked as date-time, not only as strings
+    ajv.addSchema({ $id: 'openapi', components: document.components });
+    const seen = new Set<number>();
+    for (const [method, template, path, body, headers] of cases) {
+      const answer = await run.call(method, path, body, headers);
+      const where = `${method} ${path} → ${answer.status}`;
+      seen.add(answer.status);
+      const response = document.paths[template]![method.toLowerCase()]!.responses[String(answer.status)];
+      expect(response, `${where} is not documented`).toBeDefined();
+      const mediaType = String(answer.headers['content-type']).split(';')[0]!.trim();
+      const content = response!.content?.[mediaType];
+      expect(content, `${where}: ${mediaType} is not documented`).toBeDefined();
+      if (mediaType === 'application/json') {
+        const schema = content!.schema as { $ref?: string };
+        const validate = ajv.compile(schema.$ref ? { $ref: `openapi${schema.$ref}` } : schema);
+        expect(validate(answer.body), `${where}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      }
+    }
+    // The cases reach every kind of answer, or the check above proves less than it says.
+    expect([...seen].sort()).toEqual([200, 202, 400, 404, 409, 413, 415]);
   });
 });
