@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { SsrfPolicy } from '../delivery/index.ts';
 import type { Generator } from '../service/generators/index.ts';
+import { jsonLogger } from '../service/json-log.ts';
 import type { ServiceOptions } from '../service/service.ts';
 import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
 import { openStore, type Store } from '../store/index.ts';
@@ -84,7 +85,12 @@ export async function serviceSetup(values: ServiceFlags): Promise<ServiceSetup> 
   }
   const command = values['generator-command'];
   const base = command ? commandGenerator(splitCommand(command)) : builtInGenerator();
-  const store = openStore(values.db ?? join(dataDir, 'mediahook.sqlite'));
+  const log = jsonLogger();
+  const store = openStore(values.db ?? join(dataDir, 'mediahook.sqlite'), {
+    // A dropped PostgreSQL connection (or a failed WAL checkpoint) is logged as JSON like
+    // everything else the service says on stderr, not as a Node warning with a trace hint.
+    onBackgroundError: (error) => log('warn', 'store_background_error', { error }),
+  });
   await store.migrate();
   return {
     store,

@@ -5,6 +5,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { BIN } from '../cli/helpers.ts';
 import { POSTGRES_URL, probePostgres } from '../store/backends.ts';
-import { type Receiving, SECRET, startReceiving } from './service-harness.ts';
+import { listen, type Receiving, SECRET, startReceiving } from './service-harness.ts';
 
 const problem = await probePostgres();
 if (problem && process.env.CI !== 'true') {
@@ -116,5 +117,84 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')(
       expect(workers.size).toBeGreaterThanOrEqual(1);
       expect(children.every((child) => child.exitCode === null)).toBe(true);
     }, 120_000);
+
+    it('answers text PostgreSQL cannot hold (U+0000) with 4xx, never 500', async () => {
+      const call = async (method: string, path: string, body?: unknown) => {
+        const response = await request(`${apiUrl}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const answer = (await response.body.json()) as { error: { code: string } };
+        return [response.statusCode, answer.error.code];
+      };
+      const create = { kind: 'image', family: 'A', webhook_url: `${receiving.url}/hook`, prompt: 'p' };
+      expect(await call('POST', '/v1/operations', { ...create, prompt: 'a\u0000b' })).toEqual([
+        400,
+        'invalid_request',
+      ]);
+      expect(await call('POST', '/v1/operations', { ...create, status: '\u0000' })).toEqual([
+        400,
+        'invalid_request',
+      ]);
+      expect(await call('GET', '/v1/operations/a%00b')).toEqual([404, 'not_found']);
+      expect(await call('POST', '/v1/operations/a%00b/redeliver')).toEqual([404, 'not_found']);
+      expect(await call('GET', '/v1/operations?before=%00')).toEqual([400, 'invalid_request']);
+      expect(await call('GET', '/v1/operations?endpoint=%00')).toEqual([400, 'invalid_request']);
+    });
+
+    it('records an answer whose body holds NUL bytes, and the callback is delivered', async () => {
+      const binary = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.end(Buffer.from([0x6f, 0x6b, 0x00, 0x21])));
+      });
+      const url = await listen(binary);
+      try {
+        const response = await request(`${apiUrl}/v1/operations`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ kind: 'image', family: 'A', webhook_url: `${url}/hook`, prompt: 'nul' }),
+        });
+        const id = ((await response.body.json()) as { id_gen: string }).id_gen;
+        let state: string | undefined;
+        for (let i = 0; i < 600 && state !== 'delivered'; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          state = (await store.getOperation(id))?.callback.state;
+        }
+        expect(state).toBe('delivered');
+        expect(await store.listAttempts(id)).toMatchObject([
+          { status_code: 200, response_head: 'ok\uFFFD!' },
+        ]);
+      } finally {
+        binary.closeAllConnections();
+        binary.close();
+      }
+    }, 90_000);
+
+    it('logs a lost database connection as a JSON line, like the rest of its log', async () => {
+      const worker = await start(['worker', '--db', db, '--data', data], /running on postgres/);
+      children.push(worker.child);
+      let stderr = '';
+      worker.child.stderr.on('data', (text: string) => (stderr += text));
+      const admin = new pg.Client({ connectionString: POSTGRES_URL });
+      await admin.connect();
+      try {
+        // Only this schema's listeners: other tests share the database.
+        const channel = `%LISTEN "mediahook_work_${schema}"%`;
+        const killed = await admin.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()`,
+          [channel],
+        );
+        expect(killed.rowCount).toBeGreaterThan(0);
+      } finally {
+        await admin.end();
+      }
+      for (let i = 0; i < 100 && !stderr.includes('store_background_error'); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const lines = stderr.split('\n').filter((line) => line !== '');
+      expect(lines.some((line) => line.includes('"event":"store_background_error"'))).toBe(true);
+      for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+    }, 60_000);
   },
 );
