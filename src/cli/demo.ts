@@ -131,7 +131,7 @@ export const demoCommand: Command = {
     }
     io.stderr.write(
       allArrived
-        ? `\nAll three callbacks arrived. Point the service at your own endpoint:\n  curl -X POST ${apiUrl}/v1/operations -H 'content-type: application/json' \\\n    -d '{"kind":"image","family":"A","prompt":"hello","webhook_url":"http://127.0.0.1:9000/"}'\n`
+        ? `\nAll three callbacks arrived. Start another, with your own endpoint as webhook_url if you like:\n  curl -X POST ${apiUrl}/v1/operations -H 'content-type: application/json' \\\n    -d '{"kind":"image","family":"A","prompt":"hello","webhook_url":"${receiverUrl}/callbacks"}'\nCallbacks are signed with ${secret} (give your receiver that secret, or none).\n`
         : `\nNot every callback arrived within ${timeoutMs / 1000} s; see the dashboard.\n`,
     );
     if (!values.exit) {
