@@ -36,6 +36,8 @@ export interface CheckRow {
   pass: boolean;
   /** Why it failed, or the receiver's error code for an expected 500. */
   reason: string;
+  /** The error code of the receiver's JSON error body, when it gave one. */
+  code?: string;
   /** Worth knowing, but no failure: a 500 whose body is not the JSON error shape. */
   note?: string;
 }
@@ -73,6 +75,7 @@ function grade(item: ConformanceCase, answer: PostResult): CheckRow {
     pass: status === item.expect,
     reason,
   };
+  if (code !== undefined) row.code = code;
   // PRODUCT §1 asks this of mediahook's receivers; the spec does not, so it fails no row.
   if (status === 500 && !shaped) row.note = 'the 500 body is not {"error":{"code","message"}} JSON';
   return row;
@@ -119,6 +122,18 @@ export async function runConformanceCheck(
   return rows;
 }
 
+/**
+ * What to do when every valid callback was refused as unsigned: the receiver has a secret and
+ * check was run without it, so the failures say nothing about the receiver but that.
+ */
+function secretHint(rows: readonly CheckRow[], secrets: readonly string[]): string | undefined {
+  if (secrets.length > 0) return undefined;
+  const valid = rows.filter((row) => row.expected === 200);
+  if (valid.length === 0 || !valid.every((row) => !row.pass && row.code === 'bad_signature'))
+    return undefined;
+  return 'every valid callback was refused as bad_signature: the receiver requires signed callbacks; run check with its --secret';
+}
+
 /** The table for a terminal; what the receiver wrote (codes, Locations) is escaped. */
 function table(rows: CheckRow[]): string {
   const width = Math.max(...rows.map((row) => row.case.length));
@@ -148,14 +163,17 @@ export const checkCommand: Command = {
     const passed = rows.filter((row) => row.pass).length;
     const noted = rows.filter((row) => row.note !== undefined).length;
     const conforms = passed === rows.length;
+    const hint = secretHint(rows, secrets);
     if (values.json) {
       const failed = rows.length - passed;
-      io.stdout.write(jsonLine({ url: displayUrl(url), conforms, passed, failed, noted, rows }));
+      const result = { url: displayUrl(url), conforms, passed, failed, noted, ...(hint && { hint }), rows };
+      io.stdout.write(jsonLine(result));
     } else {
       io.stdout.write(table(rows));
       const notes = noted > 0 ? `, ${noted} with a note` : '';
       const verdict = conforms ? 'conforms' : 'does not conform';
       io.stdout.write(`${passed} passed, ${rows.length - passed} failed${notes}: the receiver ${verdict}\n`);
+      if (hint) io.stderr.write(`mediahook check: ${hint}\n`);
     }
     return conforms ? 0 : 1;
   },

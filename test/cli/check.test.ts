@@ -23,7 +23,8 @@ interface CheckResult {
     passed: number;
     failed: number;
     url: string;
-    rows: { case: string; pass: boolean; reason: string; note?: string }[];
+    hint?: string;
+    rows: { case: string; pass: boolean; reason: string; code?: string; note?: string }[];
   };
 }
 
@@ -85,6 +86,18 @@ describe('mediahook check', () => {
     expect(failing(signed)).toEqual([]);
     expect(signed.report.rows.map((row) => row.case)).toContain('body changed after signing');
     expect(signed.code).toBe(0);
+  });
+
+  it('says to pass --secret when a receiver that has one refused every valid callback unsigned', async () => {
+    const url = await ourReceiver({ secret: SECRET });
+    const result = await runCheck(url);
+    expect(result.code).toBe(1);
+    expect(result.report.hint).toMatch(/requires signed callbacks; run check with its --secret/);
+    expect(result.report.rows.find((row) => !row.pass)?.code).toBe('bad_signature');
+    const plain = await runCli(['check', url]);
+    expect(plain.stderr).toMatch(/mediahook check: every valid callback was refused as bad_signature/);
+    // A receiver that merely fails some valid callbacks gets no such hint.
+    expect((await runCheck(await ourReceiver())).report.hint).toBeUndefined();
   });
 
   it('fails a receiver that accepts everything, on every malformed row', async () => {
