@@ -114,7 +114,9 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O) 
   } catch (error) {
     const message = (error as Error).message;
     const cut = message.search(/\. To specify a positional argument/);
-    throw new UsageError(cut > 0 ? message.slice(0, cut) : message);
+    const reason = cut > 0 ? message.slice(0, cut) : message;
+    // Lower-case like every other message of ours ("unknown option '--colour'").
+    throw new UsageError(reason.charAt(0).toLowerCase() + reason.slice(1));
   }
 }
 

@@ -21,19 +21,23 @@ stores the file in --out (atomically, once per id_gen) and prints one line per r
 Every POST, at any path, is a callback; GET / is the inspector page.
 
 Options:
-  --port N              port to listen on (default 9000; 0 picks a free one)
-  --host ADDR           address to bind (default 127.0.0.1)
-  --out DIR             where files and the receipts database go (default ./callbacks)
-  --secret whsec_…      require a valid signature; repeat the flag to accept several secrets
-  --json                print one NDJSON record per request on stdout
-  --family A|B          accept one family only
-  --max-file-size SIZE  largest result file (default 1GiB)
-  --max-text-size SIZE  largest text part (default 64KiB)
-  --max-header-size SIZE  largest part header block (default 16KiB)
-  --idle-timeout DUR    fail an upload that sends nothing for this long (default 30s)
-  --min-upload-rate SIZE  fail an upload slower than SIZE a second over 30s (default 1KiB; 0: off)
-  --request-timeout DUR fail an upload not whole this long after it began (default 1h; 0s: off)
-  --tolerance DUR       signature timestamp tolerance (default 5m)
+  --port N                 port to listen on (default 9000; 0 picks a free one)
+  --host ADDR              address to bind (default 127.0.0.1)
+  --out DIR                where files and the receipts database go (default ./callbacks)
+  --secret whsec_…         require a valid signature; repeat the flag to accept several secrets
+  --json                   print one NDJSON record per request on stdout
+  --family A|B             accept one family only
+  --max-file-size SIZE     largest result file (default 1GiB)
+  --max-text-size SIZE     largest text part (default 64KiB)
+  --max-header-size SIZE   largest part header block (default 16KiB)
+  --idle-timeout DUR       fail an upload that sends nothing for this long (default 30s)
+  --min-upload-rate SIZE   fail an upload slower than SIZE a second over 30s (default 1KiB; 0: off)
+  --request-timeout DUR    fail an upload not whole this long after it began (default 1h; 0s: off)
+  --tolerance DUR          signature timestamp tolerance (default 5m)
+  --help, -h               show this help
+
+Runs until SIGINT or SIGTERM. Exit status: 0 after a signal; 1 when it cannot listen or store;
+2 on wrong usage.
 `;
 
 function sizeFlag(flag: string, value: string | undefined): number | undefined {
@@ -105,9 +109,10 @@ export const listenCommand: Command = {
     // Handlers first: whoever reads the ready line may signal at once.
     const stopped = untilSignal();
     const address = listen.server.address() as AddressInfo;
+    const signing = secrets.length > 0 ? 'signed callbacks only' : 'no secret: signatures not checked';
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     io.stderr.write(
-      `mediahook listen: receiving at http://${host}:${address.port}/ (files in ${listen.receiver.out})\n`,
+      `mediahook listen: receiving at http://${host}:${address.port}/ (files in ${listen.receiver.out}; ${signing})\n`,
     );
     const signal = await stopped;
     io.stderr.write(`mediahook listen: ${signal}, stopping\n`);

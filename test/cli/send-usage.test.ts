@@ -50,7 +50,7 @@ describe('mediahook send: refusals', () => {
     {
       why: 'an unknown flag',
       args: ['URL', '--family', 'A', '--message', 'x', '--colour'],
-      error: "Unknown option '--colour'",
+      error: "unknown option '--colour'",
     },
     {
       why: 'a bad secret',
