@@ -94,6 +94,7 @@ describe('the OpenAPI document', () => {
     expect(created.status).toBe(202);
     const document = openApiDocument() as { components: { schemas: Record<string, object> } };
     const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
     ajv.addSchema({ $id: 'openapi', components: document.components });
     const validate = ajv.compile({ $ref: 'openapi#/components/schemas/Operation' });
     expect(validate(created.body), JSON.stringify(validate.errors)).toBe(true);
