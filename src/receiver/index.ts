@@ -15,7 +15,7 @@ export {
 export { webHandler } from './adapters/web.ts';
 export { type BodyGuardOptions } from './adapters/body-guards.ts';
 export { DiskSink } from './disk-sink.ts';
-export { MemoryReceiptStore, type Receipt, type ReceiptStore } from './receipt-store.ts';
+export { MemoryReceiptStore, type Receipt, type ReceiptClaims, type ReceiptStore } from './receipt-store.ts';
 export {
   createReceiver,
   fileNameFor,

@@ -8,6 +8,7 @@ export type ReceiverErrorCode =
   | 'aborted'
   | 'malformed_request'
   | 'timeout'
+  | 'in_progress'
   | 'storage_failed'
   | 'internal_error';
 

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { emitWarning } from 'node:process';
 import {
   boundaryOf,
+  type Callback,
   CallbackDecoder,
   DEFAULT_LIMITS,
   type ErrorCallback,
@@ -17,6 +18,7 @@ import {
   type SuccessCallback,
   secretKey,
 } from '../protocol/index.ts';
+import { claimSettingsOf, underClaim } from './cross-process-claim.ts';
 import { DiskSink, sweepStaleTemporaryFiles } from './disk-sink.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
 import { type ErrorBody, errorBodyOf, ReceiverError } from './receiver-error.ts';
@@ -30,6 +32,8 @@ export interface ReceiverRequest {
   body: AsyncIterable<Uint8Array> | Uint8Array | null;
   /** Set by an adapter that could not get the body: the answer is the 500 for this error. */
   failure?: unknown;
+  /** Aborted when the sender is gone: a copy waiting for another process's claim stops waiting. */
+  signal?: AbortSignal;
 }
 
 /** The answer an adapter sends. */
@@ -110,6 +114,10 @@ export interface ReceiverOptions {
   family?: Family;
   /** Idempotency records; default a SQLite file `receipts.sqlite` in `out`. */
   store?: ReceiptStore;
+  /** Life of an unrenewed claim (ms, 30 s): a dead process's claim on a callback is taken over after it. */
+  claimTtlMs?: number;
+  /** How long a copy waits for another process handling the same callback (ms, 30 s): then `in_progress`. */
+  claimWaitMs?: number;
   /** Called once per new success callback; throw to answer 500 (the callback may come again). */
   onSuccess?: (callback: ReceivedSuccess) => unknown;
   /** Called once per new error callback; throw to answer 500. */
@@ -203,6 +211,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   // A mistyped secret fails here, at start-up, rather than as an internal_error on every
   // signed callback; checked before the receipts database is opened, so nothing is left open.
   for (const secret of secrets) secretKey(secret);
+  const claim = claimSettingsOf(options);
   const store = options.store ?? new SqliteReceiptStore(join(out, 'receipts.sqlite'));
   // The callbacks being processed, by id_gen, each with the copies that wait for it. It holds
   // the waiters' wake-ups, not the work's promise: a Map that churns keeps stale entries in
@@ -270,7 +279,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     }
   }
 
-  async function accept(callback: SuccessCallback<FileSink> | ErrorCallback, disk: DiskSink | undefined) {
+  async function accept(callback: Callback<FileSink>, disk: DiskSink | undefined, signal?: AbortSignal) {
     const id = callback.id_gen;
     // Concurrent repeats: wait for the one in flight, then look again.
     for (let waiters = inflight.get(id); waiters; waiters = inflight.get(id)) {
@@ -283,18 +292,18 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     inflight.set(id, waiters);
     try {
       const existing = await store.get(id);
-      if (existing) {
-        await disk?.abort();
-        return { duplicateOf: existing };
-      }
-      return await process(callback, disk);
+      const result = existing
+        ? { duplicateOf: existing }
+        : await underClaim(store, id, claim, signal, () => process(callback, disk));
+      if ('duplicateOf' in result) await disk?.abort();
+      return result;
     } finally {
       inflight.delete(id);
       for (const wake of waiters) wake();
     }
   }
 
-  async function process(callback: SuccessCallback<FileSink> | ErrorCallback, disk: DiskSink | undefined) {
+  async function process(callback: Callback<FileSink>, disk: DiskSink | undefined) {
     let received: ReceivedCallback;
     if (callback.event === 'success') {
       const path = disk
@@ -355,7 +364,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
       try {
         if (request.failure !== undefined) throw failureOf(request);
         const decoded = await decode(request, sinks);
-        const result = await accept(decoded, sinks[0]);
+        const result = await accept(decoded, sinks[0], request.signal);
         const duplicate = 'duplicateOf' in result;
         if ('duplicateOf' in result) {
           receipt = result.duplicateOf;

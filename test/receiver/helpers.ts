@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream';
 import { request } from 'undici';
 import { expect, onTestFinished } from 'vitest';
 import { encodeCallback, type Family, type MediaType, signBody } from '../../src/protocol/index.ts';
+import type { Receipt } from '../../src/receiver/index.ts';
 
 /** A small JPEG: the SOI marker and an APP0 segment start, random bytes, the EOI marker. */
 export function jpegBytes(size = 2048): Buffer {
@@ -183,4 +184,22 @@ export async function expectFile(path: string, bytes: Uint8Array | null): Promis
   const stored = await readFile(path);
   expect(stored.length).toBe(bytes?.length);
   expect(sha256(stored)).toBe(sha256(bytes ?? new Uint8Array()));
+}
+
+/** A receipt as a store keeps it, for store-level tests. */
+export function receiptFor(id: string, overrides: Partial<Receipt> = {}): Receipt {
+  return {
+    id_gen: id,
+    event: 'success',
+    family: 'A',
+    status: 'success',
+    time_gen: '2024-05-01T10:00:00.000Z',
+    message: null,
+    file_path: `/data/${id}.jpg`,
+    media_type: 'image/jpeg',
+    bytes: 1234,
+    sha256: 'ab'.repeat(32),
+    received_at: '2024-05-01T10:00:01.000Z',
+    ...overrides,
+  };
 }

@@ -11,24 +11,7 @@ import {
   SqliteReceiptStore,
 } from '../../src/receiver/index.ts';
 import { ADAPTERS, startReceiver } from './adapters.ts';
-import { expectFile, send, storedFiles, tempDir, wire } from './helpers.ts';
-
-function receipt(id: string, overrides: Partial<Receipt> = {}): Receipt {
-  return {
-    id_gen: id,
-    event: 'success',
-    family: 'A',
-    status: 'success',
-    time_gen: '2024-05-01T10:00:00.000Z',
-    message: null,
-    file_path: `/data/${id}.jpg`,
-    media_type: 'image/jpeg',
-    bytes: 1234,
-    sha256: 'ab'.repeat(32),
-    received_at: '2024-05-01T10:00:01.000Z',
-    ...overrides,
-  };
-}
+import { expectFile, send, receiptFor, storedFiles, tempDir, wire } from './helpers.ts';
 
 const STORES: { name: string; open(): Promise<ReceiptStore> }[] = [
   { name: 'MemoryReceiptStore', open: async () => new MemoryReceiptStore() },
@@ -41,7 +24,7 @@ const STORES: { name: string; open(): Promise<ReceiptStore> }[] = [
 describe.each(STORES)('$name', ({ open }) => {
   it('gets what it added, and nothing for an unknown id', async () => {
     const store = await open();
-    const first = receipt('op-1');
+    const first = receiptFor('op-1');
     expect(await store.get('op-1')).toBeUndefined();
     expect(await store.add(first)).toBe(true);
     expect(await store.get('op-1')).toEqual(first);
@@ -51,7 +34,7 @@ describe.each(STORES)('$name', ({ open }) => {
 
   it('keeps an error receipt with its nulls', async () => {
     const store = await open();
-    const error = receipt('op-e', {
+    const error = receiptFor('op-e', {
       event: 'error',
       family: 'B',
       message: 'bad prompt',
@@ -67,8 +50,8 @@ describe.each(STORES)('$name', ({ open }) => {
 
   it('answers false to a repeated id and keeps the first receipt', async () => {
     const store = await open();
-    expect(await store.add(receipt('op-1'))).toBe(true);
-    expect(await store.add(receipt('op-1', { status: 'other', bytes: 1 }))).toBe(false);
+    expect(await store.add(receiptFor('op-1'))).toBe(true);
+    expect(await store.add(receiptFor('op-1', { status: 'other', bytes: 1 }))).toBe(false);
     expect(await store.get('op-1')).toMatchObject({ status: 'success', bytes: 1234 });
     expect(await store.list()).toHaveLength(1);
     await store.close();
@@ -76,7 +59,7 @@ describe.each(STORES)('$name', ({ open }) => {
 
   it('lists the newest first, 100 by default, fewer on request', async () => {
     const store = await open();
-    for (let i = 0; i < 105; i++) await store.add(receipt(`op-${i}`));
+    for (let i = 0; i < 105; i++) await store.add(receiptFor(`op-${i}`));
     const all = await store.list();
     expect(all).toHaveLength(100);
     expect(all[0]?.id_gen).toBe('op-104');
@@ -87,7 +70,7 @@ describe.each(STORES)('$name', ({ open }) => {
 
   it('takes a copy, so changing the object afterwards changes nothing', async () => {
     const store = await open();
-    const first = receipt('op-1');
+    const first = receiptFor('op-1');
     await store.add(first);
     first.status = 'mutated';
     expect((await store.get('op-1'))?.status).toBe('success');
@@ -99,12 +82,12 @@ describe('SqliteReceiptStore on disk', () => {
   it('keeps receipts across instances of the same file', async () => {
     const path = join(await tempDir(), 'receipts.sqlite');
     const first = new SqliteReceiptStore(path);
-    await first.add(receipt('op-1'));
+    await first.add(receiptFor('op-1'));
     await first.close();
     await first.close(); // closing twice is harmless
     const second = new SqliteReceiptStore(path);
-    expect(await second.get('op-1')).toEqual(receipt('op-1'));
-    expect(await second.add(receipt('op-1'))).toBe(false);
+    expect(await second.get('op-1')).toEqual(receiptFor('op-1'));
+    expect(await second.add(receiptFor('op-1'))).toBe(false);
     await second.close();
   });
 });

@@ -3,7 +3,13 @@ import { boundaryOf, ProtocolError } from '../../protocol/index.ts';
 import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts';
 import { bodyGuardsOf } from './body-guards.ts';
 import { claimContinue, deferContinueOn } from './expect-continue.ts';
-import { guardedNodeBody, headerOf, lingerWhileUploading, type NodeHandlerOptions } from './node-http.ts';
+import {
+  goneSignal,
+  guardedNodeBody,
+  headerOf,
+  lingerWhileUploading,
+  type NodeHandlerOptions,
+} from './node-http.ts';
 
 /** The receiver and its route; the idle timeout and minimum rate are those of `nodeHandler`. */
 export interface FastifyReceiverOptions extends NodeHandlerOptions {
@@ -76,6 +82,11 @@ export const fastifyReceiver: FastifyPluginAsync<FastifyReceiverOptions> = async
     } catch (error) {
       failure = error;
     }
-    return send(request, reply, await options.receiver.handle({ header: header(request), body, failure }));
+    const signal = goneSignal(reply.raw);
+    return send(
+      request,
+      reply,
+      await options.receiver.handle({ header: header(request), body, failure, signal }),
+    );
   });
 };

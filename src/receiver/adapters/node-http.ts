@@ -119,6 +119,18 @@ function answerOnSocket(socket: Duplex, response: ReceiverResponse): void {
   closeLingering(socket, Buffer.concat([Buffer.from(head.join('\r\n'), 'latin1'), body]));
 }
 
+/**
+ * Aborted when the connection closes before the answer is out: the sender is gone, and a copy
+ * waiting for another process to finish the same callback need not wait any longer.
+ */
+export function goneSignal(res: ServerResponse): AbortSignal {
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  return gone.signal;
+}
+
 /** Fails a body that keeps trickling: fewer than the minimum rate over a whole window. */
 function watchRate(req: IncomingMessage, guards: BodyGuards, fail: (error: Error) => void): void {
   const socket = req.socket;
@@ -251,7 +263,7 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
       sendNodeResponse(res, await receiver.handle({ header, body: null, failure: error }));
       return;
     }
-    sendNodeResponse(res, await receiver.handle({ header, body }));
+    sendNodeResponse(res, await receiver.handle({ header, body, signal: goneSignal(res) }));
   };
   const clientError = (error: HttpClientError, socket: Duplex) => {
     // Node reports every further chunk of a broken connection again: answer it once.

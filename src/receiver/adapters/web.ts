@@ -60,6 +60,7 @@ export async function answerWebRequest(
     header: (name) => request.headers.get(name) ?? undefined,
     body,
     failure,
+    signal: request.signal,
   });
   const headers = new Headers(response.headers);
   if (response.closeConnection) headers.set('connection', 'close');
