@@ -12,13 +12,19 @@ export interface RunProcessOptions {
   timeoutMs: number;
   /** Aborting kills the program; the outcome then says `aborted`. */
   signal?: AbortSignal;
+  /**
+   * Aborting kills the program at once with SIGKILL, without the grace a timeout gets: for a
+   * program that must not go on (e.g. one filling the disk). The outcome then says `killed`.
+   */
+  killNow?: AbortSignal;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   /** Time between SIGTERM and SIGKILL when the program is killed. Default 2 s. */
   killGraceMs?: number;
   /**
    * Start the program in its own process group and kill the whole group, so the children of a
-   * wrapper script die with it. POSIX only. Default false.
+   * wrapper script die with it. POSIX only. Default false. When the program exits, whatever it
+   * left running in its group is killed too, so nothing outlives a run.
    */
   killProcessGroup?: boolean;
   /** How much of the end of stderr is kept. Default 8 KiB. */
@@ -27,7 +33,7 @@ export interface RunProcessOptions {
 
 export interface ProcessOutcome {
   /** `exited` when the program ended by itself (or could not start: see `spawnError`). */
-  ended: 'exited' | 'timeout' | 'aborted';
+  ended: 'exited' | 'timeout' | 'aborted' | 'killed';
   exitCode: number | null;
   exitSignal: NodeJS.Signals | null;
   /** The end of what the program wrote to stderr, decoded as UTF-8. */
@@ -104,12 +110,18 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
       timers.push(escalation);
     };
     const onAbort = () => kill('aborted');
+    const onKillNow = () => {
+      if (exited) return;
+      ended = 'killed';
+      signalChild('SIGKILL');
+    };
 
     const finish = () => {
       if (settled) return;
       settled = true;
       for (const timer of timers) clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
+      options.killNow?.removeEventListener('abort', onKillNow);
       const outcome: ProcessOutcome = { ended, exitCode, exitSignal, stderrTail: tail.text() };
       if (spawnError) outcome.spawnError = spawnError;
       if (inputError !== undefined) outcome.inputError = inputError;
@@ -128,6 +140,16 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
       exited = true;
       exitCode = code;
       exitSignal = signal;
+      // What the program started and left behind (a background job, a stuck grandchild) is in
+      // its group: killed now, it cannot hold stderr open nor run on unseen. The group id stays
+      // reserved while any member lives, so this cannot reach another process.
+      if (useGroup && child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // Nothing was left behind.
+        }
+      }
       const wait = setTimeout(() => {
         child.stderr?.destroy();
         finish();
@@ -140,6 +162,8 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
     const timeout = setTimeout(() => kill('timeout'), options.timeoutMs);
     timers.push(timeout);
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.killNow?.aborted) onKillNow();
+    else options.killNow?.addEventListener('abort', onKillNow, { once: true });
 
     const stdin = child.stdin;
     if (!stdin) return;
@@ -190,13 +214,42 @@ export function writeWithBackpressure(stream: Writable, chunk: Uint8Array): Prom
   });
 }
 
-/** The last `count` non-empty lines of a program's output, joined with ` | ` for a one-line message. */
-export function lastLines(text: string, count: number): string {
+/** Longest text {@link lastLines} returns, in characters: it becomes a callback's message as it is. */
+export const MAX_DETAIL_CHARS = 1000;
+
+/**
+ * The last `count` non-empty lines of a program's output, joined with ` | ` for a one-line
+ * message, made fit for a client to read: terminal colour codes and other control characters
+ * are dropped, runs of white space become one space, and a result longer than `maxChars` keeps
+ * its end (where a program says what went wrong) after a leading `…`.
+ */
+export function lastLines(text: string, count: number, maxChars = MAX_DETAIL_CHARS): string {
   const lines = text
-    .split(/\r?\n|\r/)
-    .map((line) => line.trim())
+    .split(/\r?\n|\r|\u2028|\u2029/)
+    .map(cleanLine)
     .filter((line) => line !== '');
-  return lines.slice(-count).join(' | ');
+  const joined = lines.slice(-count).join(' | ');
+  if (joined.length <= maxChars) return joined;
+  let start = joined.length - (maxChars - 1);
+  // Never begin with the second half of a surrogate pair.
+  if (/[\uDC00-\uDFFF]/.test(joined[start] ?? '')) start++;
+  return `…${joined.slice(start)}`;
+}
+
+/** ANSI escape sequences: CSI (colours, cursor moves), OSC (titles, links), and two-byte ones. */
+const ESCAPE_SEQUENCE = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)|[@-_])/g;
+const CONTROL_CHARACTERS = /[\u0001-\u001f\u007f-\u009f]+/g;
+
+function cleanLine(line: string): string {
+  return (
+    line
+      .replace(ESCAPE_SEQUENCE, '')
+      // NUL shows as U+FFFD, as bytes that are not UTF-8 do: something unreadable was there.
+      .replaceAll('\u0000', '\uFFFD')
+      .replace(CONTROL_CHARACTERS, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+  );
 }
 
 function closedPipeError(): NodeJS.ErrnoException {

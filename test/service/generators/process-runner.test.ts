@@ -69,4 +69,14 @@ describe('lastLines', () => {
     expect(lastLines('a\r\n\n  b  \nc\n\n', 2)).toBe('b | c');
     expect(lastLines('', 3)).toBe('');
   });
+
+  it('drops colour codes and control characters, and keeps the end of a long text', () => {
+    expect(lastLines('\u001b[31mError:\u001b[0m\tbad\u0007 thing\u001b]0;title\u0007\n', 3)).toBe(
+      'Error: bad thing',
+    );
+    expect(lastLines('bad\u0000input', 1)).toBe('bad\uFFFDinput');
+    expect(lastLines(`${'a'.repeat(50)} the end`, 1, 10)).toBe('…a the end');
+    // A cut never leaves half of a character made of two UTF-16 units.
+    expect(lastLines(`${'🦊'.repeat(10)}`, 1, 6)).toBe('…🦊🦊');
+  });
 });
