@@ -1,10 +1,26 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { DirectoryBlobStore } from '../delivery/index.ts';
 import { wakeableDelay } from '../delivery/wakeable-delay.ts';
 import type { OperationRecord, Store } from '../store/index.ts';
-import type { Generator } from './generators/index.ts';
+import { type Generator, isGenerationError } from './generators/index.ts';
+
+/**
+ * Each operation's scratch folder is named after the process that made it
+ * (`op-<host>-<pid>-<token>-XXXXXX`), so that a process starting later on the same host can tell
+ * the folders of a process that died (SIGKILL, a crash, a power cut) from those of one still
+ * running, even on a data directory several processes share. The token tells this process
+ * from an earlier one that had the same pid (a container's pid 1).
+ */
+const HOST =
+  hostname()
+    .replace(/[^A-Za-z0-9]/g, '_')
+    .slice(0, 64) || 'host';
+const PROCESS_TOKEN = randomBytes(4).toString('hex');
+const WORK_DIR_PREFIX = `op-${HOST}-${process.pid}-${PROCESS_TOKEN}-`;
+const WORK_DIR_NAME = /^op-([A-Za-z0-9_]+)-(\d+)-([0-9a-f]{8})-/;
 
 export interface GenerationWorkerOptions {
   store: Store;
@@ -55,7 +71,23 @@ export class GenerationWorker {
     });
     this.#unsubscribe = subscription;
     await subscription.ready;
+    await this.#removeStaleWorkDirs();
     this.#loop = this.#run();
+  }
+
+  /** Removes what dead processes on this host left in the scratch space, which can be large. */
+  async #removeStaleWorkDirs(): Promise<void> {
+    const names = await readdir(this.#options.workDir).catch(() => [] as string[]);
+    for (const name of names) {
+      const owner = WORK_DIR_NAME.exec(name);
+      if (!owner || owner[1] !== HOST) continue;
+      const pid = Number(owner[2]);
+      const stale = pid === process.pid ? owner[3] !== PROCESS_TOKEN : !isRunning(pid);
+      if (!stale) continue;
+      await rm(join(this.#options.workDir, name), { recursive: true, force: true }).catch((error: unknown) =>
+        this.#options.onError?.(error),
+      );
+    }
   }
 
   /** Stops taking operations; those running are given up to `graceMs`, then aborted and released. */
@@ -113,10 +145,12 @@ export class GenerationWorker {
       store.renewOperationLease(operation.id_gen, this.workerId, leaseMs).catch(() => {});
     }, leaseMs / 3);
     renew.unref();
-    const workDir = await mkdtemp(join(this.#options.workDir, 'op-'));
+    let workDir: string | undefined;
     try {
       let outcome: Parameters<Store['finishOperation']>[1];
       try {
+        await mkdir(this.#options.workDir, { recursive: true });
+        workDir = await mkdtemp(join(this.#options.workDir, WORK_DIR_PREFIX));
         const media = await generator.generate(
           {
             id_gen: operation.id_gen,
@@ -131,7 +165,14 @@ export class GenerationWorker {
         outcome = { state: 'succeeded', result: { key, media_type: media.mediaType, bytes: media.bytes } };
       } catch (error) {
         if (this.#abort.signal.aborted) return; // stopping: the released lease lets it run again
-        const message = error instanceof Error ? error.message : String(error);
+        let message: string;
+        if (isGenerationError(error)) message = error.message;
+        else {
+          // A fault of the service's own (a full disk, a folder it cannot write) names local
+          // paths: the client gets a plain sentence, the log gets the details.
+          this.#options.onError?.(error);
+          message = 'the service could not complete the generation';
+        }
         // A program's stderr may hold NUL, which the store refuses: the operation would never finish.
         outcome = { state: 'failed', message: message.replaceAll('\u0000', '\uFFFD') };
       }
@@ -143,8 +184,20 @@ export class GenerationWorker {
         ...(outcome.state === 'failed' ? { error: outcome.message } : {}),
       });
     } finally {
+      // Cleared on every path: a lease renewed after a failure would hold the operation
+      // `running` for good.
       clearInterval(renew);
-      await rm(workDir, { recursive: true, force: true });
+      if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
     }
+  }
+}
+
+/** Whether a process with this id exists (EPERM: it does, under another user). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

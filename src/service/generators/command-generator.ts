@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { lstat, mkdir, rm } from 'node:fs/promises';
 import { GenerationError } from './generation-error.ts';
 import type { GeneratedMedia, GenerateOptions, GenerationRequest, Generator } from './generator.ts';
 import { failIfRequested, outputPathFor, throwIfAborted } from './generator.ts';
@@ -18,7 +18,19 @@ export interface CommandGeneratorOptions {
   env?: NodeJS.ProcessEnv;
   /** How many of the last stderr lines go into the failure message. Default 3. */
   stderrLines?: number;
+  /**
+   * Largest result file, in bytes. The file is watched while the program runs, and a program
+   * whose file grows past this is killed at once (`bad_output`), so it cannot fill the disk.
+   * Default 1 GiB, the largest file a receiver takes by default.
+   */
+  maxOutputBytes?: number;
 }
+
+/** The default of {@link CommandGeneratorOptions.maxOutputBytes}. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 ** 3;
+
+/** How often the result file's size is looked at while the program runs. */
+const OUTPUT_WATCH_MS = 200;
 
 /** The JSON document a command receives on stdin, one per run. */
 export interface CommandInput {
@@ -58,7 +70,7 @@ export class CommandGenerator implements Generator {
     const outputPath = outputPathFor(options.workDir, request);
     await mkdir(options.workDir, { recursive: true });
     // A file left by an earlier attempt must not pass for this run's output.
-    await rm(outputPath, { force: true });
+    await rm(outputPath, { recursive: true, force: true });
 
     const input: CommandInput = {
       id_gen: request.id_gen,
@@ -68,24 +80,28 @@ export class CommandGenerator implements Generator {
       output_path: outputPath,
     };
     const timeoutMs = this.options.timeoutMs ?? 300_000;
+    const maxBytes = this.options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    const watch = watchOutputSize(outputPath, maxBytes);
     const outcome = await runProcess({
       argv: this.options.command,
       input: `${JSON.stringify(input)}\n`,
       timeoutMs,
       signal: options.signal,
+      killNow: watch.tooLarge,
       cwd: this.options.cwd,
       env: this.options.env,
       killGraceMs: this.options.killGraceMs ?? 5000,
       killProcessGroup: true,
-    });
+    }).finally(watch.stop);
     try {
       if (outcome.spawnError) {
         throw new GenerationError(
           'generator_unavailable',
-          `the generator could not be started (${outcome.spawnError.code ?? outcome.spawnError.message})`,
+          `the generator could not be started (${describeSpawnError(outcome.spawnError)})`,
           { cause: outcome.spawnError },
         );
       }
+      if (outcome.ended === 'killed') throw tooLargeError(maxBytes);
       if (outcome.ended === 'timeout') {
         throw new GenerationError(
           'generator_timeout',
@@ -105,12 +121,65 @@ export class CommandGenerator implements Generator {
           `the generator failed (${status})${detail ? `: ${detail}` : ''}`,
         );
       }
-      return await checkGeneratedFile(outputPath, request.kind, 'the generator');
+      const media = await checkGeneratedFile(outputPath, request.kind, 'the generator');
+      // Written faster than the watch looks, or just before the program exited.
+      if (media.bytes > maxBytes) throw tooLargeError(maxBytes);
+      return media;
     } catch (error) {
-      await rm(outputPath, { force: true });
+      // Whatever the program left there (a file, a directory) goes; a failure to remove it
+      // must not replace the error, whose text the client gets.
+      await rm(outputPath, { recursive: true, force: true }).catch(() => {});
       throw error;
     }
   }
+}
+
+/**
+ * Looks at the size of `path` every {@link OUTPUT_WATCH_MS} and aborts `tooLarge` once it
+ * passes `maxBytes`. `stop` ends the watch.
+ */
+function watchOutputSize(path: string, maxBytes: number): { tooLarge: AbortSignal; stop: () => void } {
+  const controller = new AbortController();
+  let looking = false;
+  const timer = setInterval(() => {
+    if (looking || controller.signal.aborted) return;
+    looking = true;
+    lstat(path).then(
+      (info) => {
+        looking = false;
+        if (info.size > maxBytes) controller.abort();
+      },
+      () => {
+        looking = false; // Not written yet.
+      },
+    );
+  }, OUTPUT_WATCH_MS);
+  return { tooLarge: controller.signal, stop: () => clearInterval(timer) };
+}
+
+function tooLargeError(maxBytes: number): GenerationError {
+  return new GenerationError(
+    'bad_output',
+    `the generator wrote a file larger than ${formatBytes(maxBytes)}, the limit; it was stopped`,
+  );
+}
+
+/** A spawn failure in words a client can read, with no local path in it. */
+function describeSpawnError(error: NodeJS.ErrnoException): string {
+  if (error.code === 'ENOENT') return 'ENOENT: the program or its working directory does not exist';
+  if (error.code === 'EACCES') return 'EACCES: the program is not executable';
+  return error.code ?? 'unknown error';
+}
+
+function formatBytes(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }
 
 function formatMs(ms: number): string {

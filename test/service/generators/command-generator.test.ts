@@ -1,5 +1,4 @@
 /** The command generator runs a user's program: JSON on stdin, a file at output_path, checked by its bytes. */
-import { readFileSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import {
   type GenerationRequest,
 } from '../../../src/service/generators/index.ts';
 import { temporaryDirectory } from './media-probe.ts';
+import { eventually, isAlive } from './process-probe.ts';
 
 const FAKE_MODEL = fileURLToPath(new URL('./fixtures/fake-model.mjs', import.meta.url));
 const fakeModel = (mode: string, options: { timeoutMs?: number; killGraceMs?: number } = {}) =>
@@ -25,33 +25,6 @@ const request = (
   prompt: 'a red fox, "quoted", ünïcödé 🦊',
   ...extra,
 });
-
-/** Alive and not a zombie waiting to be reaped. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  return readFileSyncSafe(`/proc/${pid}/stat`)?.split(') ')[1]?.startsWith('Z') !== true;
-}
-
-function readFileSyncSafe(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 3000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return check();
-}
 
 async function pidsOf(workDir: string, kind: 'image' | 'video' = 'image'): Promise<number[]> {
   const extension = kind === 'image' ? 'jpg' : 'mp4';
@@ -189,7 +162,8 @@ describe('CommandGenerator', () => {
     const generator = commandGenerator(['/nonexistent/model']);
     await expect(generator.generate(request(), { workDir: workDir.path })).rejects.toMatchObject({
       code: 'generator_unavailable',
-      message: 'the generator could not be started (ENOENT)',
+      message:
+        'the generator could not be started (ENOENT: the program or its working directory does not exist)',
     });
   });
 
