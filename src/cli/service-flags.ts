@@ -7,6 +7,7 @@ import { builtInGenerator, commandGenerator, limitConcurrency } from '../service
 import { openStore, type Store } from '../store/index.ts';
 import { UsageError } from './command.ts';
 import { parseDuration, parseDurationList } from './duration.ts';
+import { parseSize } from './size.ts';
 
 /** Flags `serve` and `worker` share. */
 export const SERVICE_FLAG_OPTIONS = {
@@ -17,6 +18,8 @@ export const SERVICE_FLAG_OPTIONS = {
   secret: { type: 'string', multiple: true },
   'retry-schedule': { type: 'string' },
   'generator-command': { type: 'string' },
+  'generator-timeout': { type: 'string' },
+  'generator-max-output': { type: 'string' },
   concurrency: { type: 'string' },
   lease: { type: 'string' },
 } as const;
@@ -29,6 +32,8 @@ export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLi
   --retry-schedule LIST   delays between tries, as in 5s,5m,30m,2h,5h,10h,10h (the default)
   --generator-command CMD run this program to generate (operation as JSON on stdin), instead
                           of the built-in generators
+  --generator-timeout DUR with --generator-command: stop the program after this (default 5m)
+  --generator-max-output SIZE  with --generator-command: largest result file (default 1GiB)
   --concurrency N         generations at once (default 2)
   --lease DUR             how long a claim on work lasts: when a process dies, others take its
                           work over after this (default 10m for deliveries, 60s for generations)
@@ -42,6 +47,8 @@ export interface ServiceFlags {
   secret?: string[];
   'retry-schedule'?: string;
   'generator-command'?: string;
+  'generator-timeout'?: string;
+  'generator-max-output'?: string;
   concurrency?: string;
   lease?: string;
 }
@@ -83,8 +90,7 @@ export async function serviceSetup(values: ServiceFlags): Promise<ServiceSetup> 
       throw new UsageError(`--lease: ${(error as Error).message}`);
     }
   }
-  const command = values['generator-command'];
-  const base = command ? commandGenerator(splitCommand(command)) : builtInGenerator();
+  const base = generatorOf(values);
   const log = jsonLogger();
   const store = openStore(values.db ?? join(dataDir, 'mediahook.sqlite'), {
     // A dropped PostgreSQL connection (or a failed WAL checkpoint) is logged as JSON like
@@ -119,6 +125,35 @@ export function serviceOptionsOf(setup: ServiceSetup): ServiceOptions {
 }
 
 /** Splits a command line on white space, honouring single and double quotes (no shell). */
+/** The command generator the flags describe, or the built-in ones. */
+function generatorOf(values: ServiceFlags): Generator {
+  const command = values['generator-command'];
+  const timeout = values['generator-timeout'];
+  const maxOutput = values['generator-max-output'];
+  if (command === undefined) {
+    if (timeout !== undefined || maxOutput !== undefined) {
+      throw new UsageError('--generator-timeout and --generator-max-output go with --generator-command');
+    }
+    return builtInGenerator();
+  }
+  const options: { timeoutMs?: number; maxOutputBytes?: number } = {};
+  if (timeout !== undefined) {
+    try {
+      options.timeoutMs = parseDuration(timeout, { min: 1000 });
+    } catch (error) {
+      throw new UsageError(`--generator-timeout: ${(error as Error).message}`);
+    }
+  }
+  if (maxOutput !== undefined) {
+    try {
+      options.maxOutputBytes = parseSize(maxOutput);
+    } catch (error) {
+      throw new UsageError(`--generator-max-output: ${(error as Error).message}`);
+    }
+  }
+  return commandGenerator(splitCommand(command), options);
+}
+
 export function splitCommand(text: string): string[] {
   const words: string[] = [];
   const pattern = /"([^"]*)"|'([^']*)'|(\S+)/g;
