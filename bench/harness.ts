@@ -40,7 +40,7 @@ export interface Measure {
    * Figures below this are noise (e.g. an RSS growth under 1 MiB): shown, but no ratio is taken,
    * since dividing two noises says nothing.
    */
-  floor?: number;
+  floor?: number | undefined;
   /** Every run's figure by contender, the median of which is the figure. */
   runs: Record<string, number[]>;
 }

@@ -31,7 +31,7 @@ export interface CrashOptions {
   /** PostgreSQL restarts (long form only: other tests share the server). */
   postgresRestarts?: number;
   /** The server to use (default: the shared test server) and how to restart it. */
-  postgres?: { url: string; restart(): void };
+  postgres?: { url: string; restart(): void } | undefined;
   /** One operation in this many is a real image; the others fail at once (error callbacks). */
   imageEvery: number;
   /** Submissions are spread over this long, and kills land at random times within it. */

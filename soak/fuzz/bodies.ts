@@ -254,7 +254,7 @@ export const validCaseArb: fc.Arbitrary<ValidCase> = fc
             g.ctes[i]!,
           );
         });
-        let file: Expected['file'];
+        let file: NonNullable<Expected['file']> | undefined;
         if (success) {
           const [params, filename] = g.filename;
           const headers = disposition(g.styles[3]!, names.result, params);
@@ -276,7 +276,7 @@ export const validCaseArb: fc.Arbitrary<ValidCase> = fc
           status: value('status'),
           id_gen: value('id_gen'),
           time_gen: value('time_gen'),
-          ...(success ? { file } : { message: value(names.error) }),
+          ...(file !== undefined ? { file } : { message: value(names.error) }),
         };
         const quoted = g.quoteBoundary || !TOKEN.test(boundary);
         const spec: BodySpec = {

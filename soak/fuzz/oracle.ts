@@ -207,7 +207,7 @@ export interface BusboyPart {
   /** `unreadable`: a text busboy could not decode (a charset it does not know). */
   kind: 'field' | 'file' | 'unreadable';
   value: Buffer;
-  filename?: string;
+  filename?: string | undefined;
   mimeType: string;
 }
 

@@ -43,7 +43,7 @@ export interface CheckRow {
 }
 
 /** The error code of a JSON error body, and whether it is `{"error":{"code","message"}}`. */
-function errorBody(body: string): { code?: string; shaped: boolean } {
+function errorBody(body: string): { code?: string | undefined; shaped: boolean } {
   let error: { code?: unknown; message?: unknown } | undefined;
   try {
     error = (JSON.parse(body) as { error?: typeof error } | null)?.error;

@@ -48,7 +48,7 @@ export interface PostOptions {
   /** Where to POST; `user:password@` in it becomes a Basic Authorization header. */
   url: URL;
   /** Extra request headers, such as the signature headers. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** Time to open the connection (TCP and TLS). */
   connectTimeoutMs: number;
   /**
@@ -57,9 +57,9 @@ export interface PostOptions {
    */
   responseTimeoutMs: number;
   /** Called as bytes are handed to the socket, with the running total. */
-  onProgress?: (sent: number) => void;
+  onProgress?: ((sent: number) => void) | undefined;
   /** Bytes of the answer to keep; {@link BODY_PREVIEW_BYTES} by default. */
-  previewBytes?: number;
+  previewBytes?: number | undefined;
 }
 
 export interface PostResult {

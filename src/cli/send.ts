@@ -76,13 +76,13 @@ const OPTIONS = {
 interface SendPlan {
   url: URL;
   family: Family;
-  filePath?: string;
-  message?: string;
-  status?: string;
+  filePath?: string | undefined;
+  message?: string | undefined;
+  status?: string | undefined;
   id: string;
   time: string;
-  declaredType?: MediaType;
-  filename?: string;
+  declaredType?: MediaType | undefined;
+  filename?: string | undefined;
   secrets: string[];
   connectTimeoutMs: number;
   responseTimeoutMs: number;

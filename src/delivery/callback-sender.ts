@@ -38,23 +38,23 @@ export interface AttemptResult {
 
 export interface CallbackSenderOptions {
   /** Which webhook addresses may be dialled (default: public ones only). */
-  ssrf?: SsrfPolicy;
+  ssrf?: SsrfPolicy | undefined;
   /** `whsec_…` secrets to sign with; none: unsigned. */
-  secrets?: readonly string[];
+  secrets?: readonly string[] | undefined;
   /** Time to open a connection (10 s). */
-  connectTimeoutMs?: number;
+  connectTimeoutMs?: number | undefined;
   /** Time for the answer once the body is sent, or for any pause in the upload (30 s). */
-  responseTimeoutMs?: number;
+  responseTimeoutMs?: number | undefined;
   /** Slowest upload accepted, in bytes per second over the window, so a stalled receiver frees its slot. */
-  minUploadBytesPerSecond?: number;
+  minUploadBytesPerSecond?: number | undefined;
   /** The window the upload rate is measured over (10 s). */
-  uploadStallWindowMs?: number;
+  uploadStallWindowMs?: number | undefined;
   /** Bytes of the answer kept for the attempt record (1 KiB). */
-  responseHeadBytes?: number;
+  responseHeadBytes?: number | undefined;
   /** Connections kept per origin (keep-alive pool). */
-  connectionsPerOrigin?: number;
+  connectionsPerOrigin?: number | undefined;
   /** Resolver and dialler for the SSRF guard (tests inject recording ones). */
-  guard?: GuardedConnectorOptions;
+  guard?: GuardedConnectorOptions | undefined;
 }
 
 const STALL_WINDOW_MS = 10_000;

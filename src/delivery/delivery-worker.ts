@@ -32,26 +32,23 @@ export interface DeliveryWorkerOptions {
   blobs: DirectoryBlobStore;
   sender: CallbackSender;
   /** Unique per process; leases are held in its name. */
-  workerId?: string;
+  workerId?: string | undefined;
   /** Callbacks in flight at once (16). */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** Callbacks of one receiver in flight at once (4), so one slow receiver cannot take every slot. */
-  perEndpointLimit?: number;
+  perEndpointLimit?: number | undefined;
   /** How long a claim holds a callback before another worker may take it over (10 min). */
-  leaseMs?: number;
-  retry?: RetryPolicy;
-  circuit?: CircuitPolicy;
+  leaseMs?: number | undefined;
+  retry?: RetryPolicy | undefined;
+  circuit?: CircuitPolicy | undefined;
   /** How long result files are kept once their callback is final (24 h). */
-  retentionMs?: number;
+  retentionMs?: number | undefined;
   /** Told of each attempt (metrics, logs). */
-  onAttempt?: (event: {
-    id_gen: string;
-    endpoint: string;
-    attempt: AttemptResult;
-    next: NextCallbackState;
-  }) => void;
+  onAttempt?:
+    | ((event: { id_gen: string; endpoint: string; attempt: AttemptResult; next: NextCallbackState }) => void)
+    | undefined;
   /** Told of a failure of the worker itself (a store error); the worker carries on. */
-  onError?: (error: unknown) => void;
+  onError?: ((error: unknown) => void) | undefined;
 }
 
 /** An attempt that ended, waiting for the loop's next round to record it. */

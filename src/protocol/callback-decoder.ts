@@ -18,18 +18,18 @@ import { decodeText, textCharsetOf } from './text-part.ts';
 
 export interface DecodeOptions<S extends FileSink = FileSink> {
   /** Limits over {@link DEFAULT_LIMITS}. */
-  limits?: Partial<Limits>;
+  limits?: Partial<Limits> | undefined;
   /** Accept only this family; the other family's parts are unexpected. */
-  family?: Family;
+  family?: Family | undefined;
   /** Compute the file's SHA-256 (default true). */
-  hash?: boolean;
+  hash?: boolean | undefined;
   /** Makes the sink that receives the result file's bytes; by default they are dropped. */
-  sink?: FileSinkFactory<S>;
+  sink?: FileSinkFactory<S> | undefined;
   /**
    * The whole body's length, when known (`Content-Length`): the file is no larger, so a small
    * one is hashed as it arrives, and a large one on the hashing thread from its first byte.
    */
-  bodyBytes?: number;
+  bodyBytes?: number | undefined;
 }
 
 interface TextPart {

@@ -91,7 +91,7 @@ export interface FileDigestOptions {
    * fed, with no copy; one that may be large goes to the thread from its first byte. Unknown,
    * the first MiB is copied and kept until it is clear which of the two the file is.
    */
-  maxBytes?: number;
+  maxBytes?: number | undefined;
 }
 
 /**

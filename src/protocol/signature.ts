@@ -82,9 +82,9 @@ export async function signBody(
 
 export interface VerifyOptions {
   /** Allowed distance from now, in seconds; 300 by default. */
-  toleranceSeconds?: number;
+  toleranceSeconds?: number | undefined;
   /** The current time in milliseconds (for tests). */
-  now?: number;
+  now?: number | undefined;
 }
 
 type HeaderLookup = (name: string) => string | null | undefined;

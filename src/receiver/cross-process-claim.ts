@@ -21,7 +21,10 @@ export const DEFAULT_CLAIM_WAIT_MS = 30_000;
 const FIRST_POLL_MS = 20;
 const LAST_POLL_MS = 200;
 
-export function claimSettingsOf(options: { claimTtlMs?: number; claimWaitMs?: number }): ClaimSettings {
+export function claimSettingsOf(options: {
+  claimTtlMs?: number | undefined;
+  claimWaitMs?: number | undefined;
+}): ClaimSettings {
   const ttlMs = options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS;
   const waitMs = options.claimWaitMs ?? DEFAULT_CLAIM_WAIT_MS;
   if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) throw new TypeError('claimTtlMs must be a positive number');

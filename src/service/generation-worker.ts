@@ -28,14 +28,16 @@ export interface GenerationWorkerOptions {
   generator: Generator;
   /** Scratch space for generators; each operation gets its own folder, removed afterwards. */
   workDir: string;
-  workerId?: string;
+  workerId?: string | undefined;
   /** Generations at once (2). */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** Lease on a running operation; renewed while it runs (60 s). */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   /** Told when an operation finishes. */
-  onFinished?: (event: { id_gen: string; state: 'succeeded' | 'failed'; ms: number; error?: string }) => void;
-  onError?: (error: unknown) => void;
+  onFinished?:
+    | ((event: { id_gen: string; state: 'succeeded' | 'failed'; ms: number; error?: string }) => void)
+    | undefined;
+  onError?: ((error: unknown) => void) | undefined;
 }
 
 /**

@@ -23,22 +23,22 @@ export interface ServiceOptions {
   dataDir: string;
   generator: Generator;
   /** `whsec_…` secrets: callbacks are signed with each. */
-  secrets?: readonly string[];
-  ssrf?: SsrfPolicy;
-  retrySchedule?: readonly number[];
+  secrets?: readonly string[] | undefined;
+  ssrf?: SsrfPolicy | undefined;
+  retrySchedule?: readonly number[] | undefined;
   /** Generations at once (2). */
-  generationConcurrency?: number;
+  generationConcurrency?: number | undefined;
   /** Deliveries at once (16). */
-  deliveryConcurrency?: number;
+  deliveryConcurrency?: number | undefined;
   /**
    * How long a claim on work lasts: when a process dies, others take its work over once this
    * has passed. Default 10 min for deliveries (a delivery taking longer may be sent twice) and
    * 60 s for generations (renewed while they run).
    */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   /** Run the generation and delivery workers in this process (true). */
-  workers?: boolean;
-  log?: Logger;
+  workers?: boolean | undefined;
+  log?: Logger | undefined;
 }
 
 export interface Service {

@@ -157,7 +157,7 @@ const provider: MigrationProvider = {
  */
 export async function migrateToLatest(
   db: Kysely<unknown>,
-  options: { schema?: string } = {},
+  options: { schema?: string | undefined } = {},
 ): Promise<string[]> {
   const migrator = new Migrator({
     db,

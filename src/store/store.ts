@@ -134,15 +134,15 @@ export interface SettleResult {
 }
 
 export interface ListOperationsOptions {
-  state?: OperationState;
-  family?: Family;
+  state?: OperationState | undefined;
+  family?: Family | undefined;
   /** `host:port` of the webhook URL. */
-  endpoint?: string;
-  callbackState?: CallbackState;
+  endpoint?: string | undefined;
+  callbackState?: CallbackState | undefined;
   /** At most 500. */
   limit: number;
   /** An `id_gen` cursor: only operations created before it (the list is newest first). */
-  before?: string;
+  before?: string | undefined;
 }
 
 /** The operation resource of `GET /v1/operations/{id_gen}`, field for field. */

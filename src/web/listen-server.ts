@@ -16,7 +16,7 @@ import { inspectorPage } from './inspector-page.ts';
 
 export interface ListenServerOptions extends ReceiverOptions, NodeHandlerOptions {
   /** How many recent requests the inspector keeps. Default 500. */
-  history?: number;
+  history?: number | undefined;
 }
 
 export interface ListenServer {

@@ -43,7 +43,7 @@ export interface SeenPart {
   /** Text of a field; for a file, its bytes as latin1 (tests compare lengths and heads). */
   value: string;
   bytes: number;
-  filename?: string;
+  filename?: string | undefined;
   mimeType?: string;
   rawHeaders: string[];
 }

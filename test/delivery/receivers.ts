@@ -67,7 +67,7 @@ export interface RecordingReceiver {
 }
 
 export interface RecordingReceiverOptions extends Pick<ReceiverOptions, 'secret'> {
-  script?: Script;
+  script?: Script | undefined;
 }
 
 /** A loopback HTTP receiver that records everything and answers by `script` (default: real). */

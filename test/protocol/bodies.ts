@@ -16,9 +16,9 @@ export interface RawPart {
 
 export interface RawBodyOptions {
   /** Text before the first delimiter; a CRLF is written after it. */
-  preamble?: string | Uint8Array;
+  preamble?: string | Uint8Array | undefined;
   /** Text after the close delimiter line. */
-  epilogue?: string | Uint8Array;
+  epilogue?: string | Uint8Array | undefined;
   /** Transport padding (spaces and tabs) written after every `--boundary`. */
   delimiterPadding?: string;
   /** Transport padding written after the close delimiter `--boundary--`. */

@@ -123,7 +123,7 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')(
         const response = await request(`${apiUrl}${path}`, {
           method,
           headers: { 'content-type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
         const answer = (await response.body.json()) as { error: { code: string } };
         return [response.statusCode, answer.error.code];

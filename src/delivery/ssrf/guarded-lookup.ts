@@ -43,9 +43,9 @@ export const systemResolver: Resolver = (hostname, { family = 0, hints }) =>
 export const DEFAULT_RESOLVE_TIMEOUT_MS = 10_000;
 
 export interface GuardedResolveOptions extends ResolveOptions {
-  readonly resolver?: Resolver;
+  readonly resolver?: Resolver | undefined;
   /** Milliseconds before the resolution fails with `ETIMEOUT`; default 10 s. */
-  readonly timeout?: number;
+  readonly timeout?: number | undefined;
 }
 
 function withTimeout<T>(promise: Promise<T>, milliseconds: number, hostname: string): Promise<T> {

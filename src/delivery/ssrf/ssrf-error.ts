@@ -22,10 +22,10 @@ export type SsrfRefusalCode = (typeof SSRF_REFUSAL_CODES)[number];
 /** What the guard looked at when it refused, for logs and for the attempt record. */
 export interface SsrfRefusalDetails {
   /** The host name of the URL or of the connection, when there is one. */
-  readonly hostname?: string;
+  readonly hostname?: string | undefined;
   /** The address that was refused (canonical text). */
-  readonly address?: string;
-  readonly category?: AddressCategory;
+  readonly address?: string | undefined;
+  readonly category?: AddressCategory | undefined;
   readonly cause?: unknown;
 }
 

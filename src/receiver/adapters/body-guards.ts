@@ -3,21 +3,21 @@ import { ReceiverError } from '../receiver-error.ts';
 /** How long a request body may keep a receiver waiting: the same options for every adapter. */
 export interface BodyGuardOptions {
   /** Fail a request whose body sends nothing for this long (ms). Default 30 s; 0 turns it off. */
-  idleTimeoutMs?: number;
+  idleTimeoutMs?: number | undefined;
   /**
    * Fail a request whose body arrives slower than this over a whole `rateWindowMs` (a sender
    * that trickles a byte now and then escapes the idle timeout). Default 1024 bytes/s; 0 turns
    * it off.
    */
-  minBytesPerSecond?: number;
+  minBytesPerSecond?: number | undefined;
   /** The window the minimum rate is measured over (ms). Default 30 s. */
-  rateWindowMs?: number;
+  rateWindowMs?: number | undefined;
   /**
    * Fail a request whose whole body has not arrived this long after the receiver started on it
    * (ms), however steadily it comes. Default 0: off (a Node server's own `requestTimeout` still
    * applies, answered by Node with a 408).
    */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
 }
 
 /** The guards in force, defaults filled in; 0 means off. Resolved once per handler. */

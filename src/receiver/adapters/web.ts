@@ -31,9 +31,9 @@ export function webHandler(
 /** How the body of one Web request is read, besides the guards on the stream itself. */
 export interface WebBodyHooks {
   /** Called as the receiver starts reading the body, once the callback's headers passed. */
-  onRead?: () => void;
+  onRead?: (() => void) | undefined;
   /** Watches the body from beside it (a Node request underneath), failing its reads with `fail`. */
-  watch?: (fail: (error: Error) => void) => void;
+  watch?: ((fail: (error: Error) => void) => void) | undefined;
 }
 
 /** Answers one Web request. */

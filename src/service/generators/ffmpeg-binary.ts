@@ -70,11 +70,11 @@ export function ffmpegBinary(): Promise<FfmpegBinary> {
 export interface RunFfmpegOptions {
   /** ffmpeg's arguments, without the program. */
   args: readonly string[];
-  input?: ProcessInput;
+  input?: ProcessInput | undefined;
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** A binary to use instead of {@link ffmpegBinary}'s. */
-  binaryPath?: string;
+  binaryPath?: string | undefined;
 }
 
 /**

@@ -7,28 +7,28 @@ export type ProcessInput = string | Uint8Array | ((stdin: Writable) => Promise<v
 export interface RunProcessOptions {
   /** The program and its arguments; run directly, never through a shell. */
   argv: readonly string[];
-  input?: ProcessInput;
+  input?: ProcessInput | undefined;
   /** The program is killed after this long; the outcome then says `timeout`. */
   timeoutMs: number;
   /** Aborting kills the program; the outcome then says `aborted`. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Aborting kills the program at once with SIGKILL, without the grace a timeout gets: for a
    * program that must not go on (e.g. one filling the disk). The outcome then says `killed`.
    */
-  killNow?: AbortSignal;
-  cwd?: string;
-  env?: NodeJS.ProcessEnv;
+  killNow?: AbortSignal | undefined;
+  cwd?: string | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
   /** Time between SIGTERM and SIGKILL when the program is killed. Default 2 s. */
-  killGraceMs?: number;
+  killGraceMs?: number | undefined;
   /**
    * Start the program in its own process group and kill the whole group, so the children of a
    * wrapper script die with it. POSIX only. Default false. When the program exits, whatever it
    * left running in its group is killed too, so nothing outlives a run.
    */
-  killProcessGroup?: boolean;
+  killProcessGroup?: boolean | undefined;
   /** How much of the end of stderr is kept. Default 8 KiB. */
-  stderrTailBytes?: number;
+  stderrTailBytes?: number | undefined;
 }
 
 export interface ProcessOutcome {

@@ -209,7 +209,7 @@ describe('createGuardedAgent configuration', () => {
     expect(() => createGuardedAgent({ allow: ['10.0.0.1/8'] })).toThrow(TypeError);
     expect(() => createGuardedAgent({}, { connect: { socketPath: '/tmp/x.sock' } })).toThrow(TypeError);
     // Not allowed by the types either; the check is for callers that cast or build options at run time.
-    const withSocket = { socketPath: '/tmp/x.sock' } as unknown as GuardedAgentOptions['agent'];
+    const withSocket = { socketPath: '/tmp/x.sock' } as unknown as NonNullable<GuardedAgentOptions['agent']>;
     expect(() => createGuardedAgent({}, { agent: withSocket })).toThrow(TypeError);
   });
 });

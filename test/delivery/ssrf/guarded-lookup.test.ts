@@ -18,7 +18,7 @@ import { type LoopbackServer, scriptedResolver, startLoopbackServer } from './he
 interface LookupOutcome {
   error: unknown;
   address?: string | LookupAddress[];
-  family?: number;
+  family?: number | undefined;
 }
 
 function lookupOnce(
