@@ -189,4 +189,39 @@ describe('Fastify plugin scope', () => {
       await receiver.close();
     }
   });
+
+  // The plugin declares the Fastify types it uses itself; this checks, against Fastify's own
+  // types, that register() still takes it and still checks its options (tsc runs on the tests).
+  it("registers under Fastify's own types, options checked", async () => {
+    const receiver = createReceiver({ out: await tempDir() });
+    const app = Fastify();
+    await app.register(fastifyReceiver, {
+      receiver,
+      path: '/callbacks',
+      prefix: '/hooks',
+      idleTimeoutMs: 5_000,
+    });
+    await app.register(fastifyReceiver, () => ({ receiver, path: '/other' }));
+    const misuses = () => [
+      // @ts-expect-error: the receiver is required
+      app.register(fastifyReceiver, { path: '/callbacks' }),
+      // @ts-expect-error: so are options at all
+      app.register(fastifyReceiver),
+      // @ts-expect-error: a path is a string
+      app.register(fastifyReceiver, { receiver, path: 1 }),
+      // @ts-expect-error: the body guards are checked too
+      app.register(fastifyReceiver, { receiver, idleTimeoutMs: '5s' }),
+      // @ts-expect-error: unknown options are refused
+      app.register(fastifyReceiver, { receiver, bogus: true }),
+    ];
+    expect(typeof misuses).toBe('function');
+    try {
+      await app.ready();
+      expect(app.hasRoute({ method: 'POST', url: '/hooks/callbacks' })).toBe(true);
+      expect(app.hasRoute({ method: 'POST', url: '/other' })).toBe(true);
+    } finally {
+      await app.close();
+      await receiver.close();
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { boundaryOf, ProtocolError } from '../../protocol/index.ts';
 import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts';
 import { bodyGuardsOf } from './body-guards.ts';
@@ -15,10 +15,64 @@ import {
 export interface FastifyReceiverOptions extends NodeHandlerOptions {
   receiver: Receiver;
   /** Route path of the callback endpoint. Default `/`. */
-  path?: string;
+  path?: string | undefined;
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, response: ReceiverResponse): FastifyReply {
+/*
+ * The few members of Fastify's request, reply and instance the plugin uses, declared here so
+ * that type-checking mediahook needs no Fastify types: an app without Fastify imports
+ * 'mediahook' as it is. Fastify's own types are assignable to these (the tests register the
+ * plugin on a real instance), so `app.register(fastifyReceiver, options)` still checks options.
+ */
+
+/** The request members the plugin reads. */
+interface FastifyRequestLike {
+  readonly raw: IncomingMessage;
+  readonly body: unknown;
+}
+
+/** The reply members the plugin calls. */
+interface FastifyReplyLike {
+  readonly raw: ServerResponse;
+  code(statusCode: number): FastifyReplyLike;
+  header(name: string, value: string): FastifyReplyLike;
+  headers(values: Record<string, string>): FastifyReplyLike;
+  send(payload: string): FastifyReplyLike;
+}
+
+/** The instance members the plugin calls, on the encapsulated instance Fastify hands it. */
+interface FastifyInstanceLike {
+  readonly server: Server;
+  readonly prefix: string;
+  removeAllContentTypeParsers(): void;
+  addContentTypeParser(
+    contentType: string,
+    parser: (
+      request: FastifyRequestLike,
+      payload: IncomingMessage,
+      done: (error: Error | null, body?: unknown) => void,
+    ) => void,
+  ): void;
+  setErrorHandler(
+    handler: (error: Error, request: FastifyRequestLike, reply: FastifyReplyLike) => Promise<unknown>,
+  ): unknown;
+  post(
+    path: string,
+    handler: (request: FastifyRequestLike, reply: FastifyReplyLike) => Promise<unknown>,
+  ): unknown;
+}
+
+/** An async Fastify plugin, as `register` takes it. */
+type FastifyReceiverPlugin = (
+  instance: FastifyInstanceLike,
+  options: FastifyReceiverOptions,
+) => Promise<void>;
+
+function send(
+  request: FastifyRequestLike,
+  reply: FastifyReplyLike,
+  response: ReceiverResponse,
+): FastifyReplyLike {
   if (response.closeConnection) {
     reply.header('connection', 'close');
     lingerWhileUploading(request.raw);
@@ -27,7 +81,7 @@ function send(request: FastifyRequest, reply: FastifyReply, response: ReceiverRe
 }
 
 /** The refusal of a Content-Type Fastify could not parse, as the receiver names it. */
-function contentTypeRefusal(request: FastifyRequest): ProtocolError {
+function contentTypeRefusal(request: FastifyRequestLike): ProtocolError {
   const framing = boundaryOf(headerOf(request.raw, 'content-type'));
   return 'code' in framing
     ? new ProtocolError(framing.code, framing.error)
@@ -43,10 +97,7 @@ function contentTypeRefusal(request: FastifyRequest): ProtocolError {
  * const app = Fastify();
  * await app.register(fastifyReceiver, { receiver: createReceiver({ out: './callbacks' }), path: '/callbacks' });
  */
-export const fastifyReceiver: FastifyPluginAsync<FastifyReceiverOptions> = async (
-  instance: FastifyInstance,
-  options: FastifyReceiverOptions,
-) => {
+export const fastifyReceiver: FastifyReceiverPlugin = async (instance, options) => {
   instance.removeAllContentTypeParsers();
   instance.addContentTypeParser('*', (_request, _payload, done) => done(null));
   const path = options.path ?? '/';
@@ -58,7 +109,7 @@ export const fastifyReceiver: FastifyPluginAsync<FastifyReceiverOptions> = async
     const paths = full.length > 1 && full.endsWith('/') ? [full, full.slice(0, -1)] : [full];
     deferContinueOn(instance.server, paths);
   }
-  const header = (request: FastifyRequest) => (name: string) => headerOf(request.raw, name);
+  const header = (request: FastifyRequestLike) => (name: string) => headerOf(request.raw, name);
   // Fastify refuses a Content-Type it cannot parse before the route runs; the sender still
   // gets the receiver's 500 with its code, not Fastify's 415.
   instance.setErrorHandler(async (error, request, reply) => {
