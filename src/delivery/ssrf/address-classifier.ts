@@ -73,6 +73,10 @@ const METADATA_RULES = rules([
   ['fd00:ec2::23', 'metadata'], // AWS EKS Pod Identity over IPv6
   ['fd00:42::42', 'metadata'], // Scaleway over IPv6
   ['fd20:ce::254', 'metadata'], // GCP metadata server over IPv6
+  ['fd00:c1::a9fe:a9fe', 'metadata'], // Oracle Cloud over IPv6
+  ['fd00:a9fe:a9fe::1', 'metadata'], // Akamai (Linode) over IPv6
+  // OpenStack over IPv6: inside fe80::/10, so without this allowPrivate would open it.
+  ['fe80::a9fe:a9fe', 'metadata'],
 ]);
 
 // First match wins; the narrower ranges come before the ones that contain them.

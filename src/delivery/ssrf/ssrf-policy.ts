@@ -4,7 +4,12 @@
  */
 
 import { domainToASCII } from 'node:url';
-import { type AddressCategory, type AddressClassification, classifyAddress } from './address-classifier.ts';
+import {
+  type AddressCategory,
+  type AddressClassification,
+  classifyAddress,
+  embeddedIpv4,
+} from './address-classifier.ts';
 import {
   type Cidr,
   cidrContains,
@@ -26,9 +31,10 @@ export interface SsrfPolicy {
   /**
    * Entries that open addresses of any category, metadata included, so keep them narrow:
    * - a CIDR range or a single address (`10.20.0.0/16`, `fd00::/8`, `127.0.0.1`, `[::1]`):
-   *   any dialled address inside it (an IPv4-mapped IPv6 address, `::ffff:10.0.0.5`, is the
-   *   same socket as its IPv4 address and is matched by it too; NAT64 and 6to4 addresses reach
-   *   other hosts and are not);
+   *   any dialled address inside it. An IPv4-mapped address (`::ffff:10.0.0.5`) dials its
+   *   IPv4 address and is matched as that address, and a mapped entry as its IPv4 range, so
+   *   `::/0` opens no IPv4 address; NAT64 and 6to4 addresses reach other hosts and are matched
+   *   only as themselves;
    * - a host name (`hooks.corp.example`) or a wildcard for its subdomains (`*.corp.example`):
    *   whatever addresses that name resolves to. This trusts the name's DNS.
    */
@@ -75,13 +81,28 @@ type CompiledEntry =
   | { readonly kind: 'name'; readonly name: string }
   | { readonly kind: 'suffix'; readonly suffix: string };
 
+const IPV4_MAPPED = parseCidr('::ffff:0:0/96')!;
+
+/**
+ * An IPv4-mapped range is the IPv4 range it maps (`::ffff:10.0.0.0/104` is `10.0.0.0/8`), since
+ * a mapped address dials the IPv4 host itself; other ranges are kept as written.
+ */
+function asIpv4Range(range: Cidr): Cidr {
+  const mapped =
+    range.family === 6 && range.prefix >= 96 && cidrContains(IPV4_MAPPED, { family: 6, value: range.base });
+  return mapped ? { family: 4, base: range.base & 0xffffffffn, prefix: range.prefix - 96 } : range;
+}
+
 const HOST_NAME = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*$/;
 const compiledPolicies = new WeakMap<SsrfPolicy, CompiledPolicy>();
 
-/** Lower case, ASCII (punycode) and without the trailing dot: the form host names are compared in. */
+/** Lower case, ASCII (punycode) and without trailing dots: the form host names are compared in. */
 export function normalizeHostname(hostname: string): string {
-  const bare = hostname.endsWith('.') ? hostname.slice(0, -1) : hostname;
-  return domainToASCII(bare).toLowerCase();
+  // Every trailing dot: `localhost..` is still a localhost name to the URL parser. A loop, not
+  // /\.+$/, which backtracks quadratically on a long run of dots inside a name.
+  let end = hostname.length;
+  while (end > 0 && hostname[end - 1] === '.') end -= 1;
+  return domainToASCII(hostname.slice(0, end)).toLowerCase();
 }
 
 function compileEntry(entry: string): CompiledEntry {
@@ -112,7 +133,7 @@ function compile(policy: SsrfPolicy): CompiledPolicy {
   for (const entry of policy.allow ?? []) {
     if (typeof entry !== 'string') throw new TypeError('allow-list entries are strings');
     const compiled = compileEntry(entry);
-    if (compiled.kind === 'range') ranges.push({ range: compiled.range, entry });
+    if (compiled.kind === 'range') ranges.push({ range: asIpv4Range(compiled.range), entry });
     else if (compiled.kind === 'name') names.set(compiled.name, entry);
     else suffixes.push({ suffix: compiled.suffix, entry });
   }
@@ -136,20 +157,13 @@ export function allowListEntryForHostname(policy: SsrfPolicy, hostname: string):
   return names.get(name) ?? suffixes.find(({ suffix }) => name.endsWith(suffix))?.entry;
 }
 
-function allowListEntryForAddress(
-  policy: CompiledPolicy,
-  ip: IpAddress,
-  classification: AddressClassification,
-): string | undefined {
-  // Only the mapped form dials the IPv4 host itself; the other embeddings (6to4 holds a whole
+function allowListEntryForAddress(policy: CompiledPolicy, ip: IpAddress): string | undefined {
+  // A mapped address is matched as the IPv4 host it dials, so `::/0` does not open the
+  // metadata endpoint as `::ffff:169.254.169.254`. The other embeddings (6to4 holds a whole
   // /48 of hosts behind a router, NAT64 goes through a gateway) are other destinations.
-  const embedded =
-    classification.embedded?.form === 'ipv4-mapped'
-      ? parseHostAddress(classification.embedded.ipv4)
-      : undefined;
-  return policy.ranges.find(
-    ({ range }) => cidrContains(range, ip) || (embedded !== undefined && cidrContains(range, embedded)),
-  )?.entry;
+  const inner = embeddedIpv4(ip);
+  const target = inner?.form === 'ipv4-mapped' ? inner.ipv4 : ip;
+  return policy.ranges.find(({ range }) => cidrContains(range, target))?.entry;
 }
 
 /**
@@ -170,7 +184,7 @@ export function judgeAddress(
   if (ip === undefined) throw new TypeError(`not an IP address: ${JSON.stringify(address)}`);
   const classification = classifyAddress(ip);
   if (classification.category === 'public') return { allowed: true, classification, by: 'public' };
-  const byAddress = allowListEntryForAddress(compiled, ip, classification);
+  const byAddress = allowListEntryForAddress(compiled, ip);
   if (byAddress !== undefined) return { allowed: true, classification, by: `allow-list entry ${byAddress}` };
   const byName = hostname === undefined ? undefined : allowListEntryForHostname(policy, hostname);
   if (byName !== undefined) return { allowed: true, classification, by: `allow-list entry ${byName}` };

@@ -81,6 +81,12 @@ const IPV4: Row[] = [
   ['198.20.0.0', 'public'],
   ['198.51.100.7', 'reserved', '198.51.100.0/24'],
   ['203.0.113.9', 'reserved', '203.0.113.0/24'],
+  ['192.0.0.9', 'reserved', '192.0.0.0/24'], // PCP anycast: no receiver lives there
+  ['192.0.0.170', 'reserved'], // NAT64 discovery
+  // Globally reachable per the IANA registry (AS112, AMT): public like any other host.
+  ['192.31.196.1', 'public'],
+  ['192.52.193.1', 'public'],
+  ['192.175.48.1', 'public'],
   // public examples (classification only)
   ['8.8.8.8', 'public'],
   ['1.1.1.1', 'public'],
@@ -132,10 +138,28 @@ const IPV6: Row[] = [
   ['fd20:ce::254', 'metadata'],
   ['fd00:ec2::23', 'metadata'],
   ['fd00:42::42', 'metadata'],
+  ['fd00:c1::a9fe:a9fe', 'metadata'], // Oracle Cloud
+  ['fd00:a9fe:a9fe::1', 'metadata'], // Akamai (Linode)
+  // OpenStack's IPv6 metadata address sits in link-local, which allowPrivate opens.
+  ['fe80::a9fe:a9fe', 'metadata', 'fe80::a9fe:a9fe/128'],
+  ['fe80::a9fe:a9fe%eth0', 'metadata'],
+  ['FE80:0000::A9FE:A9FE', 'metadata'],
+  ['fe80::a9fe:a9fd', 'link-local'],
+  // spellings: upper case, leading zeros, no compression, compression anywhere
+  ['0000:0000:0000:0000:0000:0000:0000:0001', 'loopback'],
+  ['FEC0::1', 'private'],
+  ['feff:ffff::1', 'private'],
+  ['fe80:0:0:0::1', 'link-local'],
   ['2001:db8::1', 'reserved', '2001:db8::/32'],
   ['100::1', 'reserved', '100::/64'],
   ['100:0:0:1::1', 'reserved'], // outside 100::/64 and outside 2000::/3
   ['2001::1', 'reserved', '2001::/23'], // Teredo
+  ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'reserved', '2001::/23'], // Teredo, a real-looking one
+  ['2001:1ff:ffff::1', 'reserved', '2001::/23'],
+  ['2001:200::1', 'public'],
+  ['100::', 'reserved', '100::/64'],
+  ['64:ff9b:1:ffff::1', 'reserved', '64:ff9b:1::/48'],
+  ['64:ff9b:2::1', 'reserved', '::/3'],
   ['3fff::1', 'reserved', '3fff::/20'],
   ['5f00::1', 'reserved'],
   ['64:ff9b:1::1', 'reserved', '64:ff9b:1::/48'],
@@ -155,6 +179,12 @@ const EMBEDDED: (readonly [address: string, category: AddressCategory, form: str
   ['::ffff:169.254.169.254', 'metadata', 'ipv4-mapped', '169.254.169.254'],
   ['::ffff:0.0.0.0', 'unspecified', 'ipv4-mapped', '0.0.0.0'],
   ['::ffff:8.8.8.8', 'public', 'ipv4-mapped', '8.8.8.8'],
+  ['0000:0000:0000:0000:0000:FFFF:7F00:0001', 'loopback', 'ipv4-mapped', '127.0.0.1'],
+  ['::FFFF:A9FE:A9FE', 'metadata', 'ipv4-mapped', '169.254.169.254'],
+  ['::ffff:198.18.0.1', 'reserved', 'ipv4-mapped', '198.18.0.1'],
+  ['::ffff:100.64.0.1', 'cgnat', 'ipv4-mapped', '100.64.0.1'],
+  ['::ffff:0:a9fe:a9fe', 'metadata', 'ipv4-translated', '169.254.169.254'],
+  ['::0:10.0.0.5', 'private', 'ipv4-compatible', '10.0.0.5'],
   ['::127.0.0.1', 'loopback', 'ipv4-compatible', '127.0.0.1'],
   ['::7f00:1', 'loopback', 'ipv4-compatible', '127.0.0.1'],
   ['::ffff:0:7f00:1', 'loopback', 'ipv4-translated', '127.0.0.1'],
@@ -165,11 +195,17 @@ const EMBEDDED: (readonly [address: string, category: AddressCategory, form: str
   ['64:ff9b::127.0.0.1', 'loopback', 'nat64', '127.0.0.1'],
   ['64:ff9b::c0a8:101', 'private', 'nat64', '192.168.1.1'],
   ['64:ff9b::808:808', 'public', 'nat64', '8.8.8.8'],
+  ['64:ff9b::0a00:0001', 'private', 'nat64', '10.0.0.1'],
+  ['64:ff9b::e000:1', 'multicast', 'nat64', '224.0.0.1'],
   ['2002:7f00:1::', 'loopback', '6to4', '127.0.0.1'],
   ['2002:a00:5::1', 'private', '6to4', '10.0.0.5'],
   ['2002:a9fe:a9fe:1:2:3:4:5', 'metadata', '6to4', '169.254.169.254'],
   ['2002:6440:1::', 'cgnat', '6to4', '100.64.0.1'],
   ['2002:808:808::1', 'public', '6to4', '8.8.8.8'],
+  ['2002:c0a8:101::', 'private', '6to4', '192.168.1.1'],
+  ['2002:ffff:ffff::', 'reserved', '6to4', '255.255.255.255'],
+  ['2002:e000:1::', 'multicast', '6to4', '224.0.0.1'],
+  ['2002:0:0::1', 'unspecified', '6to4', '0.0.0.0'],
 ];
 
 describe('classifyAddress: IPv4 ranges and their edges', () => {

@@ -4,6 +4,8 @@
  * connection of the pool is checked again (DNS rebinding), and a loopback receiver works end to
  * end with allowPrivate. Real connections go to 127.0.0.1 only (see helpers.ts).
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fetch, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -53,6 +55,17 @@ describe('the guarded Agent refuses before dialling', () => {
       'v6.example',
       ['2606:4700::1111', 'fd00:ec2::254'],
       'refused by the SSRF guard: fd00:ec2::254 is metadata',
+    ],
+    // The AAAA answer decides as much as the A answer, whichever comes first.
+    [
+      'aaaa.example',
+      ['93.184.216.34', '64:ff9b::a9fe:a9fe'],
+      'refused by the SSRF guard: 64:ff9b::a9fe:a9fe is metadata',
+    ],
+    [
+      'stack.example',
+      ['fe80::a9fe:a9fe%eth0'],
+      'refused by the SSRF guard: fe80::a9fe:a9fe%eth0 is metadata',
     ],
   ])('%s → %j is refused and never dialled', async (hostname, addresses, message) => {
     const { resolver, asked } = scriptedResolver({ [hostname]: addresses });
@@ -201,6 +214,51 @@ describe('a loopback receiver, end to end through the real dialler', () => {
     const agent = agentFor({}, { resolver: scriptedResolver({}).resolver });
     await expect(get(`http://${LOOPBACK}:${receiver.port}/`, agent)).rejects.toBeInstanceOf(SsrfRefusedError);
     expect(receiver.connections).toEqual([]);
+  });
+});
+
+describe('what could move the dial elsewhere', () => {
+  it('a redirect that fetch follows is a new connection, checked like the first', async () => {
+    const redirecting = createServer((request, response) => {
+      request.resume();
+      response.writeHead(302, { location: 'http://evil.example/next' }).end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, LOOPBACK, resolve));
+    closers.push(() => new Promise<void>((resolve) => redirecting.close(() => resolve())));
+    const { port } = redirecting.address() as AddressInfo;
+    const { resolver, asked } = scriptedResolver({ 'evil.example': ['10.0.0.5'] });
+    const dialer = recordingDialer({ loopbackPort: port });
+    const agent = agentFor({ allow: [LOOPBACK] }, { resolver, connect: dialer.connect });
+
+    const error = await fetch(`http://${LOOPBACK}:${port}/first`, { dispatcher: agent }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(findSsrfRefusal(error)?.message).toContain('10.0.0.5 is private');
+    expect(asked).toEqual(['evil.example']);
+    expect(dialer.dialled.map((target) => target.hostname)).toEqual([LOOPBACK]);
+  });
+
+  it('proxy variables of the environment are not honoured: the checked address is dialled', async () => {
+    const names = ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy', 'NO_PROXY', 'no_proxy'];
+    const saved = names.map((name) => [name, process.env[name]] as const);
+    closers.push(async () => {
+      for (const [name, value] of saved) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    });
+    for (const name of names.slice(0, 4)) process.env[name] = `http://${LOOPBACK}:9`;
+    for (const name of names.slice(4)) delete process.env[name];
+    const { resolver } = scriptedResolver({
+      'hooks.example.com': ['93.184.216.34'],
+      'evil.example': ['10.0.0.5'],
+    });
+    const dialer = recordingDialer();
+    const agent = agentFor({}, { resolver, connect: dialer.connect });
+
+    await expect(get('http://hooks.example.com/', agent)).rejects.toBeInstanceOf(NotDialledError);
+    await expect(get('https://evil.example/', agent)).rejects.toBeInstanceOf(SsrfRefusedError);
+    expect(dialer.dialled).toMatchObject([{ hostname: '93.184.216.34', host: 'hooks.example.com' }]);
   });
 });
 

@@ -91,6 +91,16 @@ describe('resolveAllowedAddresses', () => {
     ).rejects.toThrow(/169\.254\.169\.254 is metadata/);
   });
 
+  it('keeps an IPv6 metadata answer refused with allowPrivate, and reads mapped entries as IPv4', async () => {
+    const { resolver } = scriptedResolver({ 'stack.example': ['fe80::a9fe:a9fe%eth0'], ...TABLE });
+    await expect(
+      resolveAllowedAddresses({ allowPrivate: true }, 'stack.example', { resolver }),
+    ).rejects.toThrow(/fe80::a9fe:a9fe%eth0 is metadata/);
+    await expect(
+      resolveAllowedAddresses({ allow: ['::ffff:10.0.0.0/104'] }, 'evil.example', { resolver }),
+    ).resolves.toEqual([{ address: '10.0.0.5', family: 4 }]);
+  });
+
   it('refuses an answer that is not an IP address', async () => {
     const { resolver } = scriptedResolver(TABLE);
     await expect(resolveAllowedAddresses({}, 'garbage.example', { resolver })).rejects.toMatchObject({

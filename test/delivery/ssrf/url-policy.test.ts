@@ -67,6 +67,21 @@ const REFUSED_BY_DEFAULT: RefusedRow[] = [
   ['http://localhost/', 'address_refused', 'loopback'],
   ['http://LOCALHOST.:3000/', 'address_refused', 'loopback'],
   ['http://api.localhost/', 'address_refused', 'loopback'],
+  ['http://localhost../', 'address_refused', 'loopback'],
+  ['http://ｌｏｃａｌｈｏｓｔ/', 'address_refused', 'loopback'], // full-width, mapped by IDNA
+  ['http://local%68ost/', 'address_refused', 'loopback'],
+  ['http://0x7f.0.0.1./', 'address_refused', 'loopback'],
+  ['http://[0:0:0:0:0:FFFF:127.0.0.1]/', 'address_refused', 'loopback'],
+  ['http://[::127.0.0.1]/', 'address_refused', 'loopback'],
+  ['http://[::ffff:0:127.0.0.1]/', 'address_refused', 'loopback'],
+  ['http://[64:ff9b::10.0.0.1]/', 'address_refused', 'private'],
+  ['http://[2002:c0a8:101::1]/', 'address_refused', 'private'],
+  ['http://[fec0::1]/', 'address_refused', 'private'],
+  ['http://[fe80::a9fe:a9fe]/', 'address_refused', 'metadata'],
+  ['http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', 'address_refused', 'reserved'],
+  ['http://[100::1]/', 'address_refused', 'reserved'],
+  ['http://198.18.0.1/', 'address_refused', 'reserved'],
+  ['http://203.0.113.9/', 'address_refused', 'reserved'],
   ['http://0.0.0.0/', 'address_refused', 'unspecified'],
   ['http://0/', 'address_refused', 'unspecified'],
   ['http://[::]/', 'address_refused', 'unspecified'],
@@ -152,6 +167,13 @@ describe('checkWebhookUrl with allowPrivate (--allow-private-urls)', () => {
     ['http://224.0.0.1/', 'multicast'],
     ['http://192.0.2.1/', 'reserved'],
     ['http://198.18.0.1/', 'reserved'],
+    ['http://240.0.0.1/', 'reserved'],
+    ['http://[2001:db8::1]/', 'reserved'],
+    ['http://[64:ff9b::a9fe:a9fe]/', 'metadata'],
+    // IPv6 metadata endpoints: OpenStack's is link-local, the others ULA, both opened by allowPrivate
+    ['http://[fe80::a9fe:a9fe]/', 'metadata'],
+    ['http://[fd00:c1::a9fe:a9fe]/', 'metadata'],
+    ['http://[fd00:a9fe:a9fe::1]/', 'metadata'],
   ])('still refuses %s (%s)', (url, category) => {
     expect(refusalOf(url, policy)?.category).toBe(category);
   });
@@ -189,6 +211,19 @@ describe('the allow-list', () => {
     [['10.0.0.5'], 'http://[::a00:5]/', false],
     [['127.0.0.1'], 'http://[2002:7f00:1:abcd::1]/', false],
     [['2002:a00:5::/48'], 'http://[2002:a00:5:beef::1234]/', true],
+    // A mapped entry is its IPv4 range, and a mapped address is matched as its IPv4 address.
+    [['::ffff:10.0.0.0/104'], 'http://10.0.0.5/', true],
+    [['::ffff:a00:5'], 'http://10.0.0.5/', true],
+    [['::ffff:10.0.0.5'], 'http://[::ffff:a00:5]/', true],
+    [['::ffff:10.0.0.0/104'], 'http://172.16.0.1/', false],
+    [['0.0.0.0/0'], 'http://[::ffff:10.0.0.5]/', true],
+    // An IPv6 range wider than the mapped block opens no IPv4 address, metadata least of all.
+    [['::/0'], 'http://[::ffff:169.254.169.254]/', false],
+    [['::/0'], 'http://169.254.169.254/', false],
+    [['::/0'], 'http://[fd12::1]/', true],
+    [['::/64'], 'http://[::ffff:127.0.0.1]/', false],
+    // Only an entry opens a metadata endpoint, and one that covers it does.
+    [['fe80::/10'], 'http://[fe80::a9fe:a9fe]/', true],
   ] as const)('%j: %s allowed is %s', (allow, url, allowed) => {
     expect(refusalOf(url, { allow }) === undefined).toBe(allowed);
   });
