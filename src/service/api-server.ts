@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DirectoryBlobStore } from '../delivery/index.ts';
 import { uuidv7 } from '../ids/uuidv7.ts';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
-import { dashboardPage } from '../web/dashboard-page.ts';
+import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
 import { ApiError, apiErrorResponse, methodNotAllowed, unauthorized } from './api-error.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
@@ -204,7 +204,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     if (page) {
       methodOf(req, path, ['GET']);
       const [type, text] = await page();
-      return send(res, 200, type, text);
+      return send(res, 200, type, text, path === '/' ? DASHBOARD_HEADERS : {});
     }
     if (!path.startsWith('/v1/')) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
     await authorize(req);

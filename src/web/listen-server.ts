@@ -12,7 +12,7 @@ import {
   type ReceiverOptions,
   type ReceiverOutcome,
 } from '../receiver/index.ts';
-import { inspectorPage } from './inspector-page.ts';
+import { INSPECTOR_HEADERS, inspectorPage } from './inspector-page.ts';
 
 export interface ListenServerOptions extends ReceiverOptions, NodeHandlerOptions {
   /** How many recent requests the inspector keeps. Default 500. */
@@ -60,7 +60,7 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
     // HEAD is GET without the body: Node leaves the body out of a HEAD answer by itself.
     const read = req.method === 'GET' || req.method === 'HEAD';
     if (read && path === '/') {
-      return send(res, 200, 'text/html; charset=utf-8', inspectorPage());
+      return send(res, 200, 'text/html; charset=utf-8', inspectorPage(), INSPECTOR_HEADERS);
     }
     if (read && path === '/requests.json') {
       return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(recent.map(publicOutcome)));
@@ -153,9 +153,17 @@ function publicOutcome(outcome: ReceiverOutcome) {
   };
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   res.writeHead(status, {
+    ...headers,
     'content-type': type,
+    'x-content-type-options': 'nosniff',
     'content-length': Buffer.byteLength(body),
     'cache-control': 'no-store',
   });
@@ -183,6 +191,7 @@ async function sendFile(res: ServerResponse, directory: string, name: string): P
   }
   res.writeHead(200, {
     'content-type': name.endsWith('.mp4') ? 'video/mp4' : 'image/jpeg',
+    'x-content-type-options': 'nosniff',
     'content-length': info.size,
     'cache-control': 'no-store',
   });

@@ -1,6 +1,7 @@
 /**
  * The dashboard of a service with an API key, in a real browser: once the key is entered, the
- * result previews load too (an <img src> cannot carry the Bearer header the API asks for).
+ * result previews load too (an <img src> cannot carry the Bearer header the API asks for); a
+ * wrong key is told apart from none.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,6 +52,12 @@ describe.skipIf(skipBrowserTests)('the dashboard with an API key', () => {
     await page.goto(run.url);
     const key = page.locator('input[name="key"]');
     await key.waitFor({ state: 'visible', timeout: 10_000 });
+    expect(await page.locator('#problem').textContent()).toContain('needs an API key');
+    await key.fill('mh_not-a-key');
+    await key.dispatchEvent('change');
+    await expect
+      .poll(() => page.locator('#problem').textContent(), { timeout: 10_000 })
+      .toContain('API key was refused');
     await key.fill(KEY);
     await key.dispatchEvent('change');
     const image = page.locator(`tr[data-id="${ids[0]}"] img`);

@@ -43,3 +43,33 @@ export interface VideoLike {
   videoWidth: number;
   error: { code: number } | null;
 }
+
+/**
+ * Collects what a page reports as wrong: console errors, uncaught exceptions and
+ * Content-Security-Policy violations. `ignore` drops the lines a test provokes on purpose.
+ */
+export function watchProblems(page: Page): { problems: string[]; ignore: RegExp[] } {
+  const watch = { problems: [] as string[], ignore: [] as RegExp[] };
+  const add = (line: string) => {
+    if (!watch.ignore.some((pattern) => pattern.test(line))) watch.problems.push(line);
+  };
+  page.on('console', (message) => {
+    if (message.type() === 'error') add(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => add(`uncaught: ${error.message}`));
+  page.on('dialog', (dialog) => {
+    add(`dialog: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  return watch;
+}
+
+/** Whether the page is wider than its viewport, i.e. scrolls sideways as a whole. */
+export function overflowsSideways(page: Page): Promise<boolean> {
+  return page.evaluate(() => {
+    const root = (
+      globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }
+    ).document.documentElement;
+    return root.scrollWidth > root.clientWidth;
+  });
+}
