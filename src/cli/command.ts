@@ -1,6 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { secretKey } from '../protocol/index.ts';
 import { type DurationLimits, parseDuration } from './duration.ts';
+import { parseSize } from './size.ts';
 
 /** Where a command writes: the process streams, or anything with the same shape in a test. */
 export interface OutputStream {
@@ -164,15 +165,31 @@ export function secretFlags(values: readonly string[] | undefined): string[] {
  * @example
  * durationFlag('--timeout', values.timeout, 30_000, { min: 1 });
  */
-export function durationFlag(
+export function durationFlag<F extends number | undefined>(
   flag: string,
   value: string | undefined,
-  fallback: number,
+  fallback: F,
   limits?: DurationLimits,
-): number {
+): number | F {
   if (value === undefined) return fallback;
   try {
     return parseDuration(value, limits);
+  } catch (error) {
+    throw new UsageError(`${flag}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * A size flag's value in bytes (`64KiB`, `1GiB`), or undefined when the flag is absent; a bad
+ * value is a {@link UsageError} naming the flag.
+ *
+ * @example
+ * sizeFlag('--max-file-size', values['max-file-size']);
+ */
+export function sizeFlag(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseSize(value);
   } catch (error) {
     throw new UsageError(`${flag}: ${(error as Error).message}`);
   }

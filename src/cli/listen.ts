@@ -9,10 +9,10 @@ import {
   durationFlag,
   parseCommandArgs,
   secretFlags,
+  sizeFlag,
   UsageError,
 } from './command.ts';
 import { untilSignal } from './signals.ts';
-import { parseSize } from './size.ts';
 
 const USAGE = `Usage: mediahook listen [options]
 
@@ -39,15 +39,6 @@ Options:
 Runs until SIGINT or SIGTERM. Exit status: 0 after a signal; 1 when it cannot listen or store;
 2 on wrong usage.
 `;
-
-function sizeFlag(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseSize(value);
-  } catch (error) {
-    throw new UsageError(`${flag}: ${(error as Error).message}`);
-  }
-}
 
 export const listenCommand: Command = {
   name: 'listen',

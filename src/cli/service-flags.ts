@@ -5,9 +5,8 @@ import { jsonLogger } from '../service/json-log.ts';
 import type { ServiceOptions } from '../service/service.ts';
 import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
 import { openStore, type Store } from '../store/index.ts';
-import { UsageError } from './command.ts';
-import { parseDuration, parseDurationList } from './duration.ts';
-import { parseSize } from './size.ts';
+import { durationFlag, sizeFlag, UsageError } from './command.ts';
+import { parseDurationList } from './duration.ts';
 
 /** Flags `serve` and `worker` share. */
 export const SERVICE_FLAG_OPTIONS = {
@@ -82,14 +81,7 @@ export async function serviceSetup(values: ServiceFlags): Promise<ServiceSetup> 
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new UsageError('--concurrency takes 1 to 64');
   }
-  let leaseMs: number | undefined;
-  if (values.lease !== undefined) {
-    try {
-      leaseMs = parseDuration(values.lease, { min: 1000 });
-    } catch (error) {
-      throw new UsageError(`--lease: ${(error as Error).message}`);
-    }
-  }
+  const leaseMs = durationFlag('--lease', values.lease, undefined, { min: 1000 });
   const base = generatorOf(values);
   const log = jsonLogger();
   const store = openStore(values.db ?? join(dataDir, 'mediahook.sqlite'), {
@@ -124,7 +116,6 @@ export function serviceOptionsOf(setup: ServiceSetup): ServiceOptions {
   };
 }
 
-/** Splits a command line on white space, honouring single and double quotes (no shell). */
 /** The command generator the flags describe, or the built-in ones. */
 function generatorOf(values: ServiceFlags): Generator {
   const command = values['generator-command'];
@@ -136,24 +127,13 @@ function generatorOf(values: ServiceFlags): Generator {
     }
     return builtInGenerator();
   }
-  const options: { timeoutMs?: number; maxOutputBytes?: number } = {};
-  if (timeout !== undefined) {
-    try {
-      options.timeoutMs = parseDuration(timeout, { min: 1000 });
-    } catch (error) {
-      throw new UsageError(`--generator-timeout: ${(error as Error).message}`);
-    }
-  }
-  if (maxOutput !== undefined) {
-    try {
-      options.maxOutputBytes = parseSize(maxOutput);
-    } catch (error) {
-      throw new UsageError(`--generator-max-output: ${(error as Error).message}`);
-    }
-  }
-  return commandGenerator(splitCommand(command), options);
+  return commandGenerator(splitCommand(command), {
+    timeoutMs: durationFlag('--generator-timeout', timeout, undefined, { min: 1000 }),
+    maxOutputBytes: sizeFlag('--generator-max-output', maxOutput),
+  });
 }
 
+/** Splits a command line on white space, honouring single and double quotes (no shell). */
 export function splitCommand(text: string): string[] {
   const words: string[] = [];
   const pattern = /"([^"]*)"|'([^']*)'|(\S+)/g;

@@ -9,7 +9,7 @@ export interface CommandGeneratorOptions {
   /** The program and its arguments, e.g. `['python3', 'model.py']`; run directly, never through a shell. */
   command: readonly string[];
   /** The program is killed after this long (code `generator_timeout`). Default 5 min. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Time between SIGTERM and SIGKILL when the program is killed. Default 5 s. */
   killGraceMs?: number;
   /** Working directory of the program. Default: the service's. */
@@ -23,7 +23,7 @@ export interface CommandGeneratorOptions {
    * whose file grows past this is killed at once (`bad_output`), so it cannot fill the disk.
    * Default 1 GiB, the largest file a receiver takes by default.
    */
-  maxOutputBytes?: number;
+  maxOutputBytes?: number | undefined;
 }
 
 /** The default of {@link CommandGeneratorOptions.maxOutputBytes}. */
