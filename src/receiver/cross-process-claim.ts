@@ -35,14 +35,14 @@ export function claimSettingsOf(options: {
 
 /**
  * Runs `work` (the handler and the receipt) while holding the claim on `idGen`, or answers the
- * receipt that another holder recorded meanwhile. A claim held elsewhere is waited for until it
- * is released, lapses, or ends in a receipt; the wait ends with `aborted` when `signal` fires
- * (the sender is gone) and with `in_progress` after `waitMs`. While `work` runs the claim is
- * renewed every third of its lifetime; if `work` fails the claim is released, so that a
+ * receipt already recorded for it, or recorded meanwhile. A claim held elsewhere is waited for
+ * until it is released, lapses, or ends in a receipt; the wait ends with `aborted` when `signal`
+ * fires (the sender is gone) and with `in_progress` after `waitMs`. While `work` runs the claim
+ * is renewed every third of its lifetime; if `work` fails the claim is released, so that a
  * redelivery is handled as new. `work` must record the receipt, which drops the claim.
  *
- * With a store that has no claims, just runs `work`: copies are then kept apart only within
- * one receiver, by its in-flight map.
+ * With a store that has no claims, only the receipt is looked up before `work` runs: copies are
+ * then kept apart only within one receiver, by its in-flight map.
  */
 export async function underClaim<T>(
   store: ReceiptStore,
@@ -51,7 +51,11 @@ export async function underClaim<T>(
   signal: AbortSignal | undefined,
   work: () => Promise<T>,
 ): Promise<T | { duplicateOf: Receipt }> {
-  if (!hasClaims(store)) return work();
+  if (!hasClaims(store)) {
+    const existing = await store.get(idGen);
+    return existing ? { duplicateOf: existing } : work();
+  }
+  // A claim is refused where a receipt exists, so the look-up below also finds the duplicates.
   const deadline = performance.now() + settings.waitMs;
   for (let pause = FIRST_POLL_MS; ; pause = Math.min(pause * 2, LAST_POLL_MS)) {
     if (await store.claim(idGen, settings.holder, settings.ttlMs)) break;
@@ -92,8 +96,8 @@ function keepAlive(store: ReceiptClaims, idGen: string, settings: ClaimSettings)
   let stopped = false;
   const timer = setInterval(() => {
     // Called within a promise: a store that throws instead of rejecting must not crash the process.
-    Promise.resolve(settings)
-      .then(({ holder, ttlMs }) => store.renew(idGen, holder, ttlMs))
+    Promise.resolve()
+      .then(() => store.renew(idGen, settings.holder, settings.ttlMs))
       .then(
         (held) => {
           if (held || stopped) return;

@@ -291,10 +291,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     const waiters: (() => void)[] = [];
     inflight.set(id, waiters);
     try {
-      const existing = await store.get(id);
-      const result = existing
-        ? { duplicateOf: existing }
-        : await underClaim(store, id, claim, signal, () => process(callback, disk));
+      const result = await underClaim(store, id, claim, signal, () => process(callback, disk));
       if ('duplicateOf' in result) await disk?.abort();
       return result;
     } finally {
