@@ -25,6 +25,7 @@ import {
   SqliteReceiptStore,
 } from '../../src/receiver/index.ts';
 import { listen } from './adapters.ts';
+import type { ReceiverProcessConfig } from './fixtures/receiver-process.ts';
 import { eventually, send, receiptFor, storedFiles, tempDir, wire } from './helpers.ts';
 
 const RECEIVER_PROCESS = fileURLToPath(new URL('fixtures/receiver-process.ts', import.meta.url));
@@ -144,14 +145,7 @@ afterEach(async () => {
 });
 
 /** Starts a receiver process (fixtures/receiver-process.ts) and waits until it listens. */
-async function startProcess(config: {
-  out: string;
-  log: string;
-  sleepMs: number;
-  hang?: boolean;
-  claimTtlMs?: number;
-  claimWaitMs?: number;
-}): Promise<ReceiverProcess> {
+async function startProcess(config: ReceiverProcessConfig): Promise<ReceiverProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', RECEIVER_PROCESS, JSON.stringify(config)], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
