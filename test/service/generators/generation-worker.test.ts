@@ -88,7 +88,8 @@ describe('GenerationWorker', () => {
       callback: 'pending',
       message: 'the generator left something that is not a regular file',
     });
-    expect(await readdir(join(dir.path, 'work'))).toEqual([]);
+    // The scratch folder goes just after the outcome is stored, not before.
+    expect(await eventually(async () => (await readdir(join(dir.path, 'work'))).length === 0)).toBe(true);
   });
 
   it('fails the operation with a plain message when its scratch folder cannot be made', async () => {
