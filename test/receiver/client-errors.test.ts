@@ -110,6 +110,50 @@ describe('clientError', () => {
     expect(await storedFiles(harness.out)).toEqual([]);
   });
 
+  it('answers a body cut off by a connection reset as aborted, not as broken HTTP', async () => {
+    const harness = await startReceiver(nodeWithClientError);
+    const callback = await wire();
+    const socket = connect(harness.port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(head(callback, `Content-Length: ${callback.body.length}\r\n`));
+    socket.write(callback.body.subarray(0, callback.body.length / 2));
+    // The body has started (the handler is reading it) before the reset.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.resetAndDestroy();
+    await harness.settled(1);
+    expect(harness.outcomes[0]?.error).toMatchObject({
+      code: 'aborted',
+      message: 'the sender reset the connection before the body was complete',
+    });
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
+
+  it('closes a connection that never sent a byte without an answer or a record', async () => {
+    const quick: Adapter = {
+      name: 'node:http with short header timeouts',
+      start(receiver) {
+        const handler = nodeHandler(receiver);
+        const server = createServer(
+          { headersTimeout: 300, requestTimeout: 600, connectionsCheckingInterval: 50 },
+          handler,
+        );
+        server.on('clientError', handler.clientError);
+        return listen(server);
+      },
+    };
+    const harness = await startReceiver(quick);
+    expect(await exchange(harness.port, Buffer.alloc(0))).toBe('');
+    // Headers begun and never finished are a request that did not arrive in time.
+    const partial = await exchange(
+      harness.port,
+      Buffer.from('POST /callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
+    );
+    expect(partial).toMatch(/^HTTP\/1\.1 500 /);
+    expect(errorCode(partial)).toBe('timeout');
+    await harness.settled(1);
+    expect(harness.outcomes.map((outcome) => outcome.error?.code)).toEqual(['timeout']);
+  });
+
   it('takes pipelined callbacks one at a time, in order, and none after an answer that closed', async () => {
     const harness = await startReceiver(nodeWithClientError);
     const request = (callback: Wire, body = callback.body, extra = '') =>

@@ -281,11 +281,14 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
     }
     // Another route's answer still owed on this connection is not ours to write over.
     const owed = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
-    if (owed || !socket.writable || error.code === 'ECONNRESET') {
+    // A connection that never sent a byte (a browser's preconnect, a health probe's TCP check)
+    // made no request: it is closed when its time is up, with no answer and no record.
+    const silent = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as Partial<Socket>).bytesRead === 0;
+    if (owed || !socket.writable || error.code === 'ECONNRESET' || silent) {
       socket.destroy();
       return;
     }
-    const failure = clientErrorOf(error);
+    const failure = clientErrorOf(error, 'headers');
     receiver
       .handle({ header: () => undefined, body: null, failure })
       .then((response) => answerOnSocket(socket, response))
