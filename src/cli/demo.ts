@@ -12,7 +12,14 @@ import { createService } from '../service/service.ts';
 import { type OperationResource, openStore } from '../store/index.ts';
 import { listenLineOf } from '../web/listen-record.ts';
 import { createListenServer } from '../web/listen-server.ts';
-import { type CliIo, type Command, durationFlag, parseCommandArgs, UsageError } from './command.ts';
+import {
+  type CliIo,
+  type Command,
+  durationFlag,
+  escapeControls,
+  parseCommandArgs,
+  UsageError,
+} from './command.ts';
 import { untilSignal } from './signals.ts';
 
 const USAGE = `Usage: mediahook demo [--port 8080] [--receiver-port 9000] [--data DIR] [--exit] [--timeout 2m]
@@ -74,7 +81,7 @@ export const demoCommand: Command = {
       out: join(dataDir, 'received'),
       secret,
       onOutcome(outcome) {
-        io.stdout.write(`receiver  ${listenLineOf(outcome)}\n`);
+        io.stdout.write(`receiver  ${escapeControls(listenLineOf(outcome))}\n`);
         if (outcome.callback && outcome.verdict !== 'rejected') received.add(outcome.callback.id_gen);
       },
     });

@@ -7,6 +7,8 @@ import {
   type CliIo,
   type Command,
   durationFlag,
+  escapeControls,
+  jsonLine,
   parseCommandArgs,
   secretFlags,
   sizeFlag,
@@ -86,7 +88,10 @@ export const listenCommand: Command = {
       requestTimeoutMs: durationFlag('--request-timeout', values['request-timeout'], 3_600_000),
       toleranceSeconds: durationFlag('--tolerance', values.tolerance, 300_000, { min: 1000 }) / 1000,
       onOutcome(outcome) {
-        io.stdout.write(`${json ? JSON.stringify(listenRecordOf(outcome)) : listenLineOf(outcome)}\n`);
+        // What the sender wrote is shown, never obeyed: no forged line, no terminal escape.
+        io.stdout.write(
+          json ? jsonLine(listenRecordOf(outcome)) : `${escapeControls(listenLineOf(outcome))}\n`,
+        );
       },
     });
     listen.server.listen(port, values.host ?? '127.0.0.1');

@@ -256,6 +256,35 @@ describe('mediahook listen', () => {
     await traversal.body.dump();
   });
 
+  it('prints what the sender wrote without obeying it: one line per callback, controls escaped', async () => {
+    const forged = 'ok\n12:00:00.000  accepted   A success id_gen=FORGED\u001b[31m\u009b2J';
+    for (const json of [false, true]) {
+      const listener = await startListen(['--out', out, ...(json ? ['--json'] : [])]);
+      try {
+        await post(listener.url, {
+          ...common,
+          status: forged,
+          family: 'A',
+          event: 'error',
+          id_gen: `ansi\u001b]0;x\u0007-${json}`,
+          message: 'bad\r\nnews\u007f',
+        });
+        await listener.waitForLines(1);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(listener.lines).toHaveLength(1);
+        const line = listener.lines[0]!;
+        expect(line).not.toMatch(/[\x00-\x1f\x7f-\x9f]/);
+        if (json) expect(JSON.parse(line)).toMatchObject({ status: forged, message: 'bad\r\nnews\u007f' });
+        else
+          expect(line).toContain(
+            'status=ok\\x0a12:00:00.000  accepted   A success id_gen=FORGED\\x1b[31m\\x9b2J',
+          );
+      } finally {
+        await listener.stop();
+      }
+    }
+  });
+
   it('with --secret, accepts signed callbacks and rejects unsigned ones', async () => {
     listener = await startListen(['--out', out, '--json', '--secret', SECRET]);
     const callback: OutgoingCallback = {
