@@ -222,31 +222,19 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   const sweeper = options.sink ? null : sweepStaleTemporaryFiles(out);
 
   async function decode(request: ReceiverRequest, sinks: DiskSink[]) {
-    checkContentEncoding(request.header('content-encoding'));
-    checkTransferEncoding(request.header('transfer-encoding'));
-    const declared = request.header('content-length');
-    // Also a hint for hashing: one that is no size (NaN) counts as unknown there.
-    const declaredBytes = declared === undefined ? undefined : Number(declared);
-    if (declaredBytes !== undefined && declaredBytes > maxBodyBytes) {
-      // Over the default bound, the texts and headers within their limits cannot make up the
-      // difference: the file is too large, and is named so whether or not the length was told.
-      if (options.maxBodyBytes === undefined) {
-        throw new ProtocolError(
-          'file_too_large',
-          `the body is ${declared} bytes: larger than any callback whose file is within the ${limits.fileBytes}-byte limit`,
-        );
-      }
-      throw new ProtocolError(
-        'body_too_large',
-        `the body is ${declared} bytes; at most ${maxBodyBytes} are accepted`,
-      );
-    }
+    // The signature's headers first: a sender that is not signed or is stale learns only that,
+    // not which of the body's limits or encodings it would have passed.
     const verifier =
       secrets.length > 0
         ? new SignatureVerifier(secrets, (name) => request.header(name), {
             toleranceSeconds: options.toleranceSeconds,
           })
         : null;
+    checkContentEncoding(request.header('content-encoding'));
+    checkTransferEncoding(request.header('transfer-encoding'));
+    const declared = request.header('content-length');
+    // Also a hint for hashing: one that is no size (NaN) counts as unknown there.
+    const declaredBytes = declared === undefined ? undefined : Number(declared);
     const sink: FileSinkFactory =
       options.sink ??
       (() => {
@@ -262,6 +250,21 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
       bodyBytes: body instanceof Uint8Array ? body.length : declaredBytes,
     });
     try {
+      // After the Content-Type: a large body that is not a callback at all is told so.
+      if (declaredBytes !== undefined && declaredBytes > maxBodyBytes) {
+        // Over the default bound, the texts and headers within their limits cannot make up the
+        // difference: the file is too large, and is named so whether or not the length was told.
+        if (options.maxBodyBytes === undefined) {
+          throw new ProtocolError(
+            'file_too_large',
+            `the body is ${declared} bytes: larger than any callback whose file is within the ${limits.fileBytes}-byte limit`,
+          );
+        }
+        throw new ProtocolError(
+          'body_too_large',
+          `the body is ${declared} bytes; at most ${maxBodyBytes} are accepted`,
+        );
+      }
       await feed(body, decoder, verifier, maxBodyBytes);
       const callback = await decoder.end().catch((error: unknown) => {
         throw signatureFirst(error, verifier);

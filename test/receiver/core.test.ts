@@ -63,6 +63,13 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     });
     expect(harness.outcomes[0]?.durationMs).toBeGreaterThanOrEqual(0);
   });
+
+  it('calls a large body that is no callback at all not_multipart, not too large', async () => {
+    const harness = await startReceiver(adapter, { limits: { fileBytes: 1000 } });
+    const answer = await post(harness.url, Buffer.alloc(50_000, 'a'), { 'content-type': 'text/plain' });
+    expect(answer).toMatchObject({ status: 500, body: { error: { code: 'not_multipart' } } });
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
 });
 
 describe('a custom sink', () => {

@@ -173,6 +173,15 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     await expectNothingKept(harness);
   });
 
+  it('tells an unsigned sender only that it is unsigned, before the size and encoding checks', async () => {
+    const harness = await signed(newSecret(), { limits: { fileBytes: 1000 } });
+    expectRejected(await send(harness.url, await wire({ file: jpegBytes(5000) })), 'bad_signature');
+    const callback = await wire();
+    const gzipped = { ...callback.headers, 'content-encoding': 'gzip' };
+    expectRejected(await post(harness.url, callback.body, gzipped), 'bad_signature');
+    await expectNothingKept(harness);
+  });
+
   it('ignores signature headers when no secret is set', async () => {
     const harness = await startReceiver(adapter);
     expect((await send(harness.url, await wire({ sign: newSecret() }))).status).toBe(200);
