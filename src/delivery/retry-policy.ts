@@ -1,7 +1,9 @@
 /**
  * When to try a callback again (PRODUCT §2): after the first try, 5 s, 5 min, 30 min, 2 h,
  * 5 h, 10 h and 10 h, each ±20 % so that many callbacks failing together do not come back
- * together; a `Retry-After` from the receiver is honoured within bounds.
+ * together; a `Retry-After` from the receiver is honoured within bounds, as the earliest time
+ * to come back (RFC 9110 §10.2.3): it can put an attempt off, never bring one forward, so a
+ * receiver answering `Retry-After: 1` cannot use up the schedule's days of tries in seconds.
  */
 
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
@@ -33,10 +35,12 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
 
 /**
  * The delay before the next attempt after `failedAttempts` failures, or null when the
- * schedule is used up (the callback is dead).
+ * schedule is used up (the callback is dead): the schedule's, or the receiver's
+ * `Retry-After` (held within the policy's bounds) when that is longer.
  *
  * @example
  * nextRetryDelay(DEFAULT_RETRY_POLICY, 1); // about 5000 (4000 to 6000)
+ * nextRetryDelay(DEFAULT_RETRY_POLICY, 1, 600_000); // 600000
  * nextRetryDelay(DEFAULT_RETRY_POLICY, 8); // null
  */
 export function nextRetryDelay(
@@ -47,11 +51,11 @@ export function nextRetryDelay(
 ): number | null {
   const base = policy.schedule[failedAttempts - 1];
   if (base === undefined) return null;
-  if (retryAfterMs !== null) {
-    return Math.min(policy.retryAfterMaxMs, Math.max(policy.retryAfterMinMs, retryAfterMs));
-  }
   const spread = base * policy.jitter;
-  return Math.max(0, Math.round(base - spread + random() * 2 * spread));
+  const scheduled = Math.max(0, Math.round(base - spread + random() * 2 * spread));
+  if (retryAfterMs === null) return scheduled;
+  const asked = Math.min(policy.retryAfterMaxMs, Math.max(policy.retryAfterMinMs, retryAfterMs));
+  return Math.max(scheduled, asked);
 }
 
 /**
