@@ -342,7 +342,8 @@ export class DeliveryWorker {
     }
     if (cancel.aborted && attempt.error?.startsWith(CANCELLED)) {
       // Ended by stop(), not by the receiver: no mark against it, and due again at once.
-      this.#finish(callback, attempt, { state: 'retrying', next_attempt_at: Date.now() }, null);
+      const next = { state: 'retrying', next_attempt_at: Date.now(), advances_schedule: false } as const;
+      this.#finish(callback, attempt, next, null);
       return;
     }
     const circuit =

@@ -52,6 +52,7 @@ export function recordValues(
   return {
     state: next.state,
     nextAttemptAt: next.state === 'retrying' ? next.next_attempt_at : null,
+    scheduleStep: next.state === 'retrying' && next.advances_schedule === false ? 0 : 1,
     finishedAt: final ? now : null,
     lastError: errorOf(attempt),
     idGen,
@@ -67,8 +68,16 @@ export function recordValues(
 export type RecordValues = ReturnType<typeof recordValues>;
 
 /** Of those, what moving the callback on binds. */
-export function moveOnValues({ state, nextAttemptAt, finishedAt, lastError, idGen, workerId }: RecordValues) {
-  return { state, nextAttemptAt, finishedAt, lastError, idGen, workerId };
+export function moveOnValues({
+  state,
+  nextAttemptAt,
+  scheduleStep,
+  finishedAt,
+  lastError,
+  idGen,
+  workerId,
+}: RecordValues) {
+  return { state, nextAttemptAt, scheduleStep, finishedAt, lastError, idGen, workerId };
 }
 
 /** The callback moved on by one attempt, provided `v.workerId` still holds its lease. */
@@ -79,7 +88,7 @@ export function moveOnQuery(db: StoreDb, v: ReturnType<typeof moveOnValues>) {
       state: v.state as CallbackState,
       next_attempt_at: v.nextAttemptAt,
       attempt_count: eb('attempt_count', '+', 1),
-      round_attempt_count: eb('round_attempt_count', '+', 1),
+      round_attempt_count: eb('round_attempt_count', '+', v.scheduleStep),
       lease_owner: null,
       lease_expires_at: null,
       finished_at: v.finishedAt,

@@ -87,7 +87,15 @@ export type NextCallbackState =
   | { state: 'delivered' }
   | { state: 'gone' }
   | { state: 'dead' }
-  | { state: 'retrying'; next_attempt_at: number };
+  | {
+      state: 'retrying';
+      next_attempt_at: number;
+      /**
+       * Whether the attempt takes the callback a step along its retry schedule (default true).
+       * False for one that never had its chance: a send cut off by the worker's own stop.
+       */
+      advances_schedule?: boolean;
+    };
 
 export interface ClaimCallbacksOptions {
   limit: number;

@@ -4,7 +4,14 @@
  * files of final callbacks only.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DeliveryFixture, deliveryBackends, instrument, waitFor, waitForStates } from './harness.ts';
+import {
+  DeliveryFixture,
+  deliveryBackends,
+  FAST_RETRY,
+  instrument,
+  waitFor,
+  waitForStates,
+} from './harness.ts';
 import { type RecordingReceiver, startRecordingReceiver } from './receivers.ts';
 
 const backends = await deliveryBackends('delivery worker lifecycle');
@@ -98,6 +105,22 @@ describe.each(backends)('delivery worker lifecycle on $name', (kind) => {
     expect(receiver.overlaps).toEqual([]);
     // A stop is not the receiver's fault: no failure counted against it.
     expect((await f.store.getEndpoint(`127.0.0.1:${receiver.port}`)).consecutive_failures).toBe(0);
+  });
+
+  it('does not count a send cut off by its own stop against the retry schedule', async () => {
+    receiver.script = (r) => (r.n === 1 ? 'hang' : r.n === 2 ? { status: 500 } : 'real');
+    const id = await f.finished(receiver.url, 'error');
+    // One retry in all: the cut-off send must not be what uses it up.
+    const retry = { ...FAST_RETRY, schedule: [50] };
+    const first = await f.worker({ workerId: 'first', leaseMs: 60_000, retry });
+    await waitFor('the request in flight', () => receiver.requests.length === 1);
+    await first.stop(100);
+    expect(await f.store.getCallback(id)).toMatchObject({ state: 'retrying', round_attempt_count: 0 });
+    await f.worker({ workerId: 'second', retry });
+    await waitForStates(f, [id], 'delivered', 3_000);
+    const attempts = await f.store.listAttempts(id);
+    expect(attempts.map((a) => a.status_code)).toEqual([null, 500, 200]);
+    expect(attempts[0]?.error).toMatch(/^cancelled: /);
   });
 
   it('waits for deliveries that finish within the grace period and records them', async () => {
