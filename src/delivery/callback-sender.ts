@@ -341,6 +341,7 @@ export function describeNetworkError(error: unknown): string {
     case 'ECONNREFUSED':
       return 'connection_refused: nothing listens at the address';
     case 'ECONNRESET':
+    case 'EPIPE':
     case 'UND_ERR_SOCKET':
       return 'connection_reset: the receiver closed the connection';
     case 'ENOTFOUND':
@@ -349,8 +350,19 @@ export function describeNetworkError(error: unknown): string {
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
       return `unreachable: ${code}`;
-    default:
-      if (typeof code === 'string' && code.startsWith('ERR_TLS')) return `tls_error: ${code}`;
-      return `network_error: ${error instanceof Error ? error.message : String(error)}`;
+    default: {
+      // OpenSSL's messages span lines; an attempt's error is one.
+      const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
+      if (typeof code === 'string' && TLS_ERROR_CODE.test(code)) return `tls_error: ${code} (${message})`;
+      return `network_error: ${message}`;
+    }
   }
 }
+
+/**
+ * Node's codes for a TLS handshake that failed: its own (`ERR_TLS_…`), OpenSSL's (`ERR_SSL_…`,
+ * such as a plain-HTTP port answering a handshake) and the certificate checks' (OpenSSL's
+ * verify results: `DEPTH_ZERO_SELF_SIGNED_CERT`, `CERT_HAS_EXPIRED`, `UNABLE_TO_GET_ISSUER_CERT`, …).
+ */
+const TLS_ERROR_CODE =
+  /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|CERT_|INVALID_CA|PATH_LENGTH_EXCEEDED|HOSTNAME_MISMATCH)/;

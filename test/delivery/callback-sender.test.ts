@@ -3,9 +3,11 @@
  * receiver can fail (no answer, a stalled answer, a reset, a stalled upload, nothing listening)
  * becomes an attempt. No store is involved.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -125,6 +127,50 @@ describe('failures without an answer', () => {
     const attempt = await sender().send(`http://${LOOPBACK}:${dropping.port}/hook`, bigCallback());
     expect(attempt).toMatchObject({ verdict: 'retry', status_code: null });
     expect(attempt.error).toMatch(/^connection_reset: .* after \d+ of 25166\d{3} bytes$/);
+  });
+
+  it('calls a failed TLS handshake tls_error, on one line: a self-signed certificate, a plain HTTP port', async () => {
+    const plain = await receiver();
+    const toPlain = await sender().send(plain.url('a').replace(/^http:/, 'https:'), errorCallback);
+    expect(toPlain).toMatchObject({ verdict: 'retry', status_code: null });
+    expect(toPlain.error).toMatch(/^tls_error: ERR_SSL_[A-Z_]+ \([^\n]+\) after 0 of \d+ bytes$/);
+
+    const key = join(dir, 'key.pem');
+    const cert = join(dir, 'cert.pem');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        `subjectAltName=IP:${LOOPBACK}`,
+        '-days',
+        '1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
+    const tls = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_, res) =>
+      res.end('ok'),
+    );
+    await new Promise<void>((resolve) => tls.listen(0, LOOPBACK, resolve));
+    closers.push(() => new Promise((resolve) => tls.close(() => resolve())));
+    const { port } = tls.address() as AddressInfo;
+    const selfSigned = await sender().send(`https://${LOOPBACK}:${port}/hook`, errorCallback);
+    expect(selfSigned).toMatchObject({ verdict: 'retry', status_code: null });
+    expect(selfSigned.error).toMatch(
+      /^tls_error: DEPTH_ZERO_SELF_SIGNED_CERT \(self[- ]signed certificate\)/,
+    );
   });
 
   it('says so when nothing listens', async () => {
