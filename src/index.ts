@@ -28,6 +28,7 @@ export {
 } from './delivery/index.ts';
 export * from './protocol/index.ts';
 export * from './receiver/index.ts';
+export { apiClientError } from './service/api-error.ts';
 export { createService, type Service, type ServiceOptions } from './service/service.ts';
 export { openStore, PostgresStore, SqliteStore, type Store, StoreError } from './store/index.ts';
 export { version } from './version.ts';

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { builtInGenerator } from '../service/generators/index.ts';
 import { silentLogger } from '../service/json-log.ts';
+import { apiClientError } from '../service/api-error.ts';
 import { createService } from '../service/service.ts';
 import { type OperationResource, openStore } from '../store/index.ts';
 import { listenLineOf } from '../web/listen-record.ts';
@@ -101,6 +102,7 @@ export const demoCommand: Command = {
     });
     await service.start();
     const api = createServer(service.handler);
+    api.on('clientError', apiClientError);
     const apiPort = await listenOn(api, Number(values.port ?? 8080));
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     const receiverUrl = `http://127.0.0.1:${receiverPort}`;

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { apiClientError } from '../service/api-error.ts';
 import { createService } from '../service/service.ts';
 import { type CliIo, type Command, parseCommandArgs, UsageError } from './command.ts';
 import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
@@ -47,6 +48,7 @@ export const serveCommand: Command = {
     if (setup.store.dialect === 'sqlite') await setup.store.recoverLeases();
     await service.start();
     const server = createServer(service.handler);
+    server.on('clientError', apiClientError);
     server.listen(port, host);
     try {
       await once(server, 'listening');

@@ -1,3 +1,6 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { StoreError } from '../store/index.ts';
 
 /** An API failure with its stable code, HTTP status and any headers the status requires. */
@@ -62,4 +65,33 @@ export function apiErrorResponse(error: unknown): {
     headers: {},
     body: { error: { code: 'internal_error', message: 'the request could not be processed' } },
   };
+}
+
+/**
+ * For `server.on('clientError', …)` on the API's server: bytes Node cannot read as a request
+ * get the API's JSON error (400, 431 for headers over Node's limit, 408 for headers that never
+ * ended) instead of Node's bare answer. A connection that sent nothing, or is gone, is closed.
+ *
+ * @example
+ * http.createServer(service.handler).on('clientError', apiClientError);
+ */
+export function apiClientError(error: Error & { code?: string }, socket: Duplex): void {
+  const idle = (socket as Partial<Socket>).bytesRead === 0;
+  // A request already being answered on this connection keeps its answer: Node then closes it.
+  const owed = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
+  if (!socket.writable || owed || idle || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const [status, code, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'headers_too_large', 'the request headers are larger than the server reads']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'timeout', 'the request did not arrive in time']
+        : [400, 'invalid_request', `the request is not valid HTTP/1.1 (${error.code ?? 'unknown'})`];
+  const body = JSON.stringify({ error: { code, message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

@@ -19,7 +19,7 @@ export const CREATE_OPERATION_SCHEMA = {
     },
     webhook_url: {
       type: 'string',
-      format: 'uri',
+      format: 'iri',
       maxLength: 2048,
       pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
       description: 'Where the callback is POSTed.',

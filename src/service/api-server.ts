@@ -5,6 +5,7 @@ import type { DirectoryBlobStore } from '../delivery/index.ts';
 import { uuidv7 } from '../ids/uuidv7.ts';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
+import { requestTargetOf } from '../web/request-target.ts';
 import { ApiError, apiErrorResponse, methodNotAllowed, unauthorized } from './api-error.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
@@ -33,7 +34,7 @@ export function apiKeyHash(key: string): string {
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
   const type = req.headers['content-type'] ?? '';
-  if (!/^application\/json\b/i.test(type)) {
+  if (!/^application\/json\s*(;|$)/i.test(type)) {
     throw new ApiError(415, 'unsupported_media_type', 'send the request body as application/json');
   }
   const chunks: Buffer[] = [];
@@ -162,8 +163,9 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   }
 
   async function list(url: URL, res: ServerResponse): Promise<void> {
-    const limit = Number(url.searchParams.get('limit') ?? 50);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
+    const text = url.searchParams.get('limit') ?? '50';
+    const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
+    if (!(limit >= 1 && limit <= 500)) {
       throw new ApiError(400, 'invalid_request', 'limit takes 1 to 500');
     }
     const operations = await store.listOperations({
@@ -193,12 +195,8 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://localhost');
-    } catch {
-      throw new ApiError(400, 'invalid_request', 'the request target is not a valid URL');
-    }
+    const url = requestTargetOf(req);
+    if (url === null) throw new ApiError(400, 'invalid_request', 'the request target is not a valid URL');
     const path = url.pathname;
     const page = open.get(path);
     if (page) {

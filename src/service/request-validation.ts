@@ -11,6 +11,9 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 
 const ajv = new Ajv2020({ allErrors: false, strict: true });
 addFormats(ajv);
+// A webhook URL may hold any Unicode (an IDN host, a query in any script): it is checked with
+// the WHATWG parser the sender dials with (`webhookUrlProblem`), not a pattern of ASCII URIs.
+ajv.addFormat('iri', true);
 
 const validateCreate = ajv.compile(CREATE_OPERATION_SCHEMA);
 
@@ -26,8 +29,8 @@ function describe(error: ErrorObject | undefined): string {
 }
 
 /**
- * Why the sender could never dial a webhook URL, if it could not: the schema's `uri` format lets
- * through what the WHATWG parser the sender uses refuses. The SSRF check of the address is not
+ * Why the sender could never dial a webhook URL, if it could not, by the WHATWG parser the sender
+ * uses. The SSRF check of the address is not
  * made here: it is made on the address dialled, and a refused callback ends `dead` saying why.
  */
 function webhookUrlProblem(text: string): string | undefined {

@@ -2,7 +2,10 @@
  * The API as an HTTP server, over real HTTP: what it refuses at the door (webhook URLs the
  * sender could never dial, undecodable paths), 405 with `Allow`, and HEAD wherever GET goes.
  */
+import { createServer } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClientError } from '../../src/service/api-error.ts';
 import { type RunningService, startService, waitForCallback } from './service-harness.ts';
 
 const GOOD = { kind: 'image', family: 'A', prompt: 'p', webhook_url: 'http://127.0.0.1:9/x' };
@@ -31,8 +34,76 @@ describe('the API over HTTP', () => {
       expect(response.body.error.message, webhook_url).toMatch(/^webhook_url /);
       expect(response.body.error.message, webhook_url).toMatch(message);
     }
-    for (const webhook_url of ['http://[::1]:65535/x', 'HTTPS://Host.Example/a?b#c', 'http://1.2.3/']) {
-      expect((await run.post('/v1/operations', { ...GOOD, webhook_url })).status, webhook_url).toBe(202);
+  });
+
+  it('takes any URL the WHATWG parser reads, Unicode included', async () => {
+    // No workers: these hosts are not on this machine, and nothing here dials them.
+    const quiet = await startService({ workers: false });
+    try {
+      for (const webhook_url of [
+        'http://[::1]:65535/x',
+        'HTTPS://Host.Example/a?b#c',
+        'http://1.2.3/',
+        'http://bücher.example/hook',
+        'https://hooks.example/こんにちは?q=é',
+      ]) {
+        const created = await quiet.post('/v1/operations', { ...GOOD, webhook_url });
+        expect(created.status, webhook_url).toBe(202);
+        expect(created.body.webhook_url, webhook_url).toBe(webhook_url);
+      }
+    } finally {
+      await quiet.stop();
+    }
+  });
+
+  it('reads a request target that starts // as a path, not as a host', async () => {
+    for (const path of ['//x/healthz', '//v1/operations']) {
+      const response = await run.get(path);
+      expect([response.status, response.body?.error?.code], path).toEqual([404, 'not_found']);
+    }
+  });
+
+  it('takes JSON only as application/json, and limit only as a plain number', async () => {
+    const patch = await run.call('POST', '/v1/operations', JSON.stringify(GOOD), {
+      'content-type': 'application/json-patch+json',
+    });
+    expect([patch.status, patch.body?.error?.code]).toEqual([415, 'unsupported_media_type']);
+    const charset = await run.call('POST', '/v1/operations', JSON.stringify(GOOD), {
+      'content-type': 'Application/JSON ; charset=utf-8',
+    });
+    expect(charset.status).toBe(202);
+    for (const limit of ['1e2', '0x10', ' 5', '5.0', '']) {
+      const response = await run.get(`/v1/operations?limit=${encodeURIComponent(limit)}`);
+      expect([response.status, response.body?.error?.code], limit).toEqual([400, 'invalid_request']);
+    }
+    expect((await run.get('/v1/operations?limit=500')).status).toBe(200);
+  });
+
+  it('answers bytes Node cannot read as a request with the API’s JSON error (apiClientError)', async () => {
+    const server = createServer((_, res) => res.end()).on('clientError', apiClientError);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const exchange = (bytes: string) =>
+      new Promise<string>((resolve) => {
+        let answer = '';
+        const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+        socket.setEncoding('latin1').on('data', (text: string) => (answer += text));
+        socket.on('error', () => {});
+        socket.on('close', () => resolve(answer));
+      });
+    try {
+      const both = await exchange(
+        'POST /v1/operations HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n',
+      );
+      expect(both).toMatch(/^HTTP\/1\.1 400 /);
+      expect(both).toMatch(/\r\ncontent-type: application\/json/);
+      expect(JSON.parse(both.slice(both.indexOf('\r\n\r\n') + 4))).toMatchObject({
+        error: { code: 'invalid_request' },
+      });
+      const large = await exchange(`GET / HTTP/1.1\r\nHost: a\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(large).toMatch(/^HTTP\/1\.1 431 [^]*"code":"headers_too_large"/);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 
