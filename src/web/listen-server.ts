@@ -13,6 +13,7 @@ import {
   type ReceiverOutcome,
 } from '../receiver/index.ts';
 import { INSPECTOR_HEADERS, inspectorPage } from './inspector-page.ts';
+import { requestTargetOf } from './request-target.ts';
 
 export interface ListenServerOptions extends ReceiverOptions, NodeHandlerOptions {
   /** How many recent requests the inspector keeps. Default 500. */
@@ -56,7 +57,15 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'POST') return receive(req, res);
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const path = requestTargetOf(req)?.pathname;
+    if (path === undefined) {
+      return send(
+        res,
+        400,
+        'application/json',
+        errorJson('invalid_request', 'the request target is not a valid URL'),
+      );
+    }
     // HEAD is GET without the body: Node leaves the body out of a HEAD answer by itself.
     const read = req.method === 'GET' || req.method === 'HEAD';
     if (read && path === '/') {
@@ -84,13 +93,15 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
   const handling = new Set<Promise<void>>();
   const answer = (res: ServerResponse, routing: Promise<void>) => {
     const handled = routing.catch((error: unknown) => {
-      if (!res.headersSent) send(res, 500, 'text/plain', String(error));
+      if (!res.headersSent) send(res, 500, 'application/json', errorJson('internal_error', String(error)));
       else res.destroy();
     });
     handling.add(handled);
     void handled.finally(() => handling.delete(handled));
   };
-  const server = createServer((req, res) => answer(res, route(req, res)));
+  // A callback is taken without a Host header (an HTTP/1.1 client owes one, but it names no
+  // site here): refused by Node, it would get a bare 400 and no record.
+  const server = createServer({ requireHostHeader: false }, (req, res) => answer(res, route(req, res)));
   // A callback refused on its headers (too large, not multipart, unsigned) is answered before
   // a sender that asked `Expect: 100-continue` (curl, for files over 1 MiB) uploads its file.
   deferContinue(server, (req) => req.method === 'POST');

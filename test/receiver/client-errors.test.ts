@@ -219,6 +219,31 @@ describe('clientError', () => {
     },
   );
 
+  it('in `mediahook listen`, takes a callback without Host and answers an unreadable target in JSON', async () => {
+    const listenServer = createListenServer({ out: await tempDir() });
+    const running = await listen(listenServer.server);
+    try {
+      const callback = await wire();
+      const noHost = Buffer.concat([
+        Buffer.from(
+          `POST /hook HTTP/1.1\r\nContent-Type: ${callback.contentType}\r\nContent-Length: ${callback.body.length}\r\nConnection: close\r\n\r\n`,
+          'latin1',
+        ),
+        callback.body,
+      ]);
+      expect(await exchange(running.port, noHost)).toMatch(/^HTTP\/1\.1 200 /);
+      const bad = await exchange(
+        running.port,
+        Buffer.from('GET http://[bad/ HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'),
+      );
+      expect(bad).toMatch(/^HTTP\/1\.1 400 /);
+      expect(errorCode(bad)).toBe('invalid_request');
+    } finally {
+      await running.close();
+      await listenServer.receiver.close();
+    }
+  });
+
   it('is wired by `mediahook listen`, whose record of the refusal is printed like any other', async () => {
     const outcomes: string[] = [];
     const listenServer = createListenServer({
