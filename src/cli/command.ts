@@ -180,6 +180,20 @@ export function durationFlag<F extends number | undefined>(
 }
 
 /**
+ * A port flag's value: decimal digits, 0 to 65535 (0 picks a free port); `fallback` when absent.
+ *
+ * @example
+ * portFlag('--port', values.port, 9000);
+ */
+export function portFlag(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  // Not Number(): it reads '0x10' as 16, '1e3' as 1000 and '' as 0.
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(port <= 65535)) throw new UsageError(`${flag} takes 0 to 65535`);
+  return port;
+}
+
+/**
  * A size flag's value in bytes (`64KiB`, `1GiB`), or undefined when the flag is absent; a bad
  * value is a {@link UsageError} naming the flag.
  *

@@ -19,6 +19,7 @@ import {
   durationFlag,
   escapeControls,
   parseCommandArgs,
+  portFlag,
   UsageError,
 } from './command.ts';
 import { untilSignal } from './signals.ts';
@@ -74,6 +75,9 @@ export const demoCommand: Command = {
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const timeoutMs = durationFlag('--timeout', values.timeout, 120_000, { min: 1000 });
+    // Read before anything listens: a wrong flag must not leave the receiver running.
+    const wantedReceiverPort = portFlag('--receiver-port', values['receiver-port'], 9000);
+    const wantedApiPort = portFlag('--port', values.port, 8080);
     const dataDir = values.data ?? (await mkdtemp(join(tmpdir(), 'mediahook-demo-')));
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -86,7 +90,7 @@ export const demoCommand: Command = {
         if (outcome.callback && outcome.verdict !== 'rejected') received.add(outcome.callback.id_gen);
       },
     });
-    const receiverPort = await listenOn(receiver.server, Number(values['receiver-port'] ?? 9000));
+    const receiverPort = await listenOn(receiver.server, wantedReceiverPort);
 
     const store = openStore(join(dataDir, 'service', 'mediahook.sqlite'));
     await store.migrate();
@@ -103,7 +107,7 @@ export const demoCommand: Command = {
     await service.start();
     const api = createServer(service.handler);
     api.on('clientError', apiClientError);
-    const apiPort = await listenOn(api, Number(values.port ?? 8080));
+    const apiPort = await listenOn(api, wantedApiPort);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     const receiverUrl = `http://127.0.0.1:${receiverPort}`;
     const stopped = untilSignal();

@@ -10,6 +10,7 @@ import {
   escapeControls,
   jsonLine,
   parseCommandArgs,
+  portFlag,
   secretFlags,
   sizeFlag,
   UsageError,
@@ -63,8 +64,7 @@ export const listenCommand: Command = {
       tolerance: { type: 'string' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-    const port = Number(values.port ?? 9000);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port takes 0 to 65535');
+    const port = portFlag('--port', values.port, 9000);
     if (values.family !== undefined && values.family !== 'A' && values.family !== 'B') {
       throw new UsageError('--family takes A or B');
     }

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { apiClientError } from '../service/api-error.ts';
 import { createService } from '../service/service.ts';
-import { type CliIo, type Command, parseCommandArgs, UsageError } from './command.ts';
+import { type CliIo, type Command, parseCommandArgs, portFlag, UsageError } from './command.ts';
 import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
 import { untilSignal } from './signals.ts';
 
@@ -32,8 +32,7 @@ export const serveCommand: Command = {
       'no-worker': { type: 'boolean' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-    const port = Number(values.port ?? 8080);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port takes 0 to 65535');
+    const port = portFlag('--port', values.port, 8080);
     const setup = await serviceSetup(values);
     const host = values.host ?? '127.0.0.1';
     if (!LOOPBACK.test(host) && (await setup.store.countApiKeys()) === 0) {

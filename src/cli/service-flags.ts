@@ -1,11 +1,11 @@
 import { join, resolve } from 'node:path';
-import type { SsrfPolicy } from '../delivery/index.ts';
+import { type SsrfPolicy, validateSsrfPolicy } from '../delivery/index.ts';
 import type { Generator } from '../service/generators/index.ts';
 import { jsonLogger } from '../service/json-log.ts';
 import type { ServiceOptions } from '../service/service.ts';
 import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
 import { openStore, type Store } from '../store/index.ts';
-import { durationFlag, sizeFlag, UsageError } from './command.ts';
+import { durationFlag, secretFlags, sizeFlag, UsageError } from './command.ts';
 import { parseDurationList } from './duration.ts';
 
 /** Flags `serve` and `worker` share. */
@@ -66,9 +66,7 @@ export interface ServiceSetup {
 /** Reads the shared flags and opens (and migrates) the store they name. */
 export async function serviceSetup(values: ServiceFlags): Promise<ServiceSetup> {
   const dataDir = resolve(values.data ?? 'data');
-  for (const secret of values.secret ?? []) {
-    if (!/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) throw new UsageError('--secret takes a whsec_… secret');
-  }
+  const secrets = secretFlags(values.secret);
   let retrySchedule: number[] | undefined;
   if (values['retry-schedule'] !== undefined) {
     try {
@@ -76,6 +74,11 @@ export async function serviceSetup(values: ServiceFlags): Promise<ServiceSetup> 
     } catch (error) {
       throw new UsageError(`--retry-schedule: ${(error as Error).message}`);
     }
+  }
+  try {
+    validateSsrfPolicy({ allow: values['allow-url'] ?? [] });
+  } catch (error) {
+    throw new UsageError(`--allow-url: ${(error as Error).message}`);
   }
   const concurrency = Number(values.concurrency ?? 2);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
@@ -95,7 +98,7 @@ export async function serviceSetup(values: ServiceFlags): Promise<ServiceSetup> 
     dataDir,
     generator: limitConcurrency(base, concurrency),
     ssrf: { allowPrivate: values['allow-private-urls'] === true, allow: values['allow-url'] ?? [] },
-    secrets: values.secret ?? [],
+    secrets,
     retrySchedule,
     concurrency,
     leaseMs,

@@ -6,6 +6,7 @@ import {
   type EncodedCallback,
   encodeCallback,
   type OutgoingCallback,
+  secretKey,
 } from '../protocol/index.ts';
 import { userAgent } from '../version.ts';
 import { parseRetryAfter } from './retry-policy.ts';
@@ -85,6 +86,9 @@ export class CallbackSender {
   readonly #responseTimeoutMs: number;
 
   constructor(options: CallbackSenderOptions = {}) {
+    // A secret that cannot sign is refused here, not at each send, where every callback would
+    // fail the same way and never be delivered.
+    for (const secret of options.secrets ?? []) secretKey(secret);
     this.#options = options;
     const responseTimeout = options.responseTimeoutMs ?? 30_000;
     this.#responseTimeoutMs = responseTimeout;

@@ -122,3 +122,32 @@ describe('main', () => {
     expect(io.err()).toContain("unknown command 'nope'");
   });
 });
+
+describe('the server commands’ flags', () => {
+  // Each is refused before anything listens, opens a store or writes a file.
+  it.each([
+    ['serve', '--port', '0x10'],
+    ['serve', '--port', '1e3'],
+    ['serve', '--port='],
+    ['serve', '--secret', 'whsec_abc'],
+    ['serve', '--allow-url', '10.0.0.1/8'],
+    ['worker', '--db', 'postgres://127.0.0.1/test', '--secret', 'whsec_abc'],
+    ['listen', '--port', '65536'],
+    ['demo', '--port', 'abc'],
+    ['demo', '--receiver-port', '99999'],
+  ])('%s %s %s: exit 2 with the flag named', async (...argv) => {
+    const io = memoryIo();
+    const data = await mkdtemp(join(tmpdir(), 'mediahook-flags-'));
+    try {
+      const where = argv[0] === 'listen' ? ['--out', data] : ['--data', data];
+      expect(await main([...argv, ...where], io)).toBe(2);
+      const flag = argv
+        .filter((a) => a.startsWith('--'))
+        .at(-1)!
+        .replace(/=$/, '');
+      expect(io.err()).toContain(flag);
+    } finally {
+      await rm(data, { recursive: true, force: true });
+    }
+  });
+});

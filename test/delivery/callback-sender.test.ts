@@ -63,6 +63,13 @@ function bigCallback(): OutgoingCallback {
   } as OutgoingCallback;
 }
 
+describe('the sender', () => {
+  it('refuses at construction a secret that cannot sign, rather than failing every send', () => {
+    expect(() => new CallbackSender({ secrets: ['whsec_abc'] })).toThrow(/16 bytes of key/);
+    expect(() => new CallbackSender({ secrets: ['nope'] })).toThrow(/starts with whsec_/);
+  });
+});
+
 describe('the request', () => {
   it('says User-Agent mediahook/<package version>, with a Content-Length and no chunking', async () => {
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
