@@ -10,7 +10,7 @@ Runs generation and delivery only, no API: start several on one PostgreSQL datab
 directory (a shared file system) for result files.
 
 Options:
-${SERVICE_FLAG_USAGE}`;
+${SERVICE_FLAG_USAGE.replace(/^ {2}--db .*$/m, '  --db FILE|postgres://…  the store (required): PostgreSQL to scale out, or a SQLite file')}`;
 
 export const workerCommand: Command = {
   name: 'worker',
