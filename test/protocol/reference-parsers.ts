@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Busboy as FastifyBusboy } from '@fastify/busboy';
 import busboy from 'busboy';
 import { type Decoded, decodeWhole } from './decode-harness.ts';
+import { pythonWith } from '../python-interpreter.ts';
 
 /** What a form-data body says: text fields and files by part name. */
 export interface FormView {
@@ -122,9 +123,12 @@ export function withoutUndeclaredTypes(reference: FormView, ours: FormView): For
 
 const WERKZEUG_SCRIPT = fileURLToPath(new URL('./fixtures/werkzeug-view.py', import.meta.url));
 
+/** The Python with werkzeug (Flask's parser) on this machine, if any. */
+const werkzeugPython = pythonWith('werkzeug.formparser');
+
 /** Whether python3 with werkzeug (Flask's parser) is on this machine. */
 export function werkzeugAvailable(): boolean {
-  return spawnSync('python3', ['-c', 'import werkzeug.formparser'], { stdio: 'ignore' }).status === 0;
+  return werkzeugPython !== null;
 }
 
 export type WerkzeugReading = { ok: true; view: FormView } | { ok: false; error: string };
@@ -139,7 +143,10 @@ export function parseWithWerkzeug(
   const input = JSON.stringify(
     bodies.map((b) => ({ contentType: b.contentType, body: b.body.toString('base64') })),
   );
-  const run = spawnSync('python3', [WERKZEUG_SCRIPT], { input, maxBuffer: 256 * 1024 * 1024 });
+  const run = spawnSync(werkzeugPython ?? 'python3', [WERKZEUG_SCRIPT], {
+    input,
+    maxBuffer: 256 * 1024 * 1024,
+  });
   if (run.status !== 0) throw new Error(`werkzeug-view.py failed (${run.status}): ${run.stderr.toString()}`);
   return JSON.parse(run.stdout.toString()) as WerkzeugReading[];
 }

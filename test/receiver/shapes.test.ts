@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { pythonWith } from '../python-interpreter.ts';
 import { ADAPTERS, type Harness, startReceiver } from './adapters.ts';
 import {
   type Answer,
@@ -125,13 +126,10 @@ print(json.dumps(answers))
 `;
 
 /** Whether python3 with \`requests\` is on this machine; said on the console when it is not. */
-const pythonRequests = await run('python3', ['-c', 'import requests']).then(
-  () => true,
-  () => {
-    console.warn('shapes: SKIPPING the Python requests client (python3 or requests missing)');
-    return false;
-  },
-);
+const python = pythonWith('requests');
+const pythonRequests = python !== null;
+if (!pythonRequests)
+  console.warn('shapes: SKIPPING the Python requests client (python3 or requests missing)');
 
 describe.each(ADAPTERS)('$name', (adapter) => {
   it.each(SHAPES)('accepts $label: 200, handler once, file and receipt', async (shape) => {
@@ -185,7 +183,7 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     const jpeg = jpegBytes(7000);
     await writeFile(join(dir, 'shot.jpg'), jpeg);
     const [id, errorId] = [newId('py'), newId('py')];
-    const { stdout } = await run('python3', [
+    const { stdout } = await run(python!, [
       '-c',
       PYTHON_CLIENT,
       harness.url,
