@@ -92,8 +92,9 @@ export class MultipartParser {
   constructor(boundary: string, handler: MultipartHandler, options: MultipartParserOptions = {}) {
     this.#handler = handler;
     this.#delimiter = Buffer.from(`\r\n--${boundary}`, 'latin1');
-    // Room for the virtual CRLF that ends the delimiter line, the block, and the CRLFCRLF after it.
-    this.#headerCapacity = (options.headerBytes ?? 16 * 1024) + 6;
+    // The limit counts the header lines with their CRLFs; the block also holds the virtual CRLF
+    // that ends the delimiter line before them and the blank line's CRLF after them.
+    this.#headerCapacity = (options.headerBytes ?? 16 * 1024) + 4;
     this.#headerBlock = Buffer.allocUnsafe(Math.min(this.#headerCapacity, 1024));
     // The first delimiter may open the body without a CRLF before it: pretend there was one.
     this.#tail = Buffer.allocUnsafe(this.#delimiter.length);
@@ -302,7 +303,7 @@ export class MultipartParser {
         if (block.length === this.#headerCapacity) {
           throw new ProtocolError(
             'headers_too_large',
-            `a part's header block is larger than ${this.#headerCapacity - 6} bytes`,
+            `a part's header block is larger than ${this.#headerCapacity - 4} bytes`,
           );
         }
         block = Buffer.allocUnsafe(Math.min(this.#headerCapacity, block.length * 4));

@@ -115,13 +115,19 @@ describe('oversized header blocks', () => {
     });
   });
 
-  it('a header block just under a configured limit passes, one just over it fails', async () => {
+  it('a header block of exactly a configured limit passes, one byte more fails', async () => {
+    // The limit counts the header lines, each with its CRLF (RFC 5322 §2.2), not the blank line.
     const disposition = 'Content-Disposition: form-data; name="message"';
-    const under = headerCase([disposition, `X-Pad: ${'p'.repeat(100 - disposition.length - 9)}`]);
-    const over = headerCase([disposition, `X-Pad: ${'p'.repeat(200)}`]);
+    const pad = (bytes: number) =>
+      `X-Pad: ${'p'.repeat(bytes - (disposition.length + 2) - 'X-Pad: '.length - 2)}`;
+    const exact = headerCase([disposition, pad(100)]);
+    const over = headerCase([disposition, pad(101)]);
     const limits = { headerBytes: 100 };
-    expect(await decodeEveryWay(CT, under, { limits })).toMatchObject({ ok: true });
-    expect(await decodeEveryWay(CT, over, { limits })).toEqual({ ok: false, code: 'headers_too_large' });
+    expect(await decodeEveryWay(CT, exact, { limits }, allPlans(exact))).toMatchObject({ ok: true });
+    expect(await decodeEveryWay(CT, over, { limits }, allPlans(over))).toEqual({
+      ok: false,
+      code: 'headers_too_large',
+    });
   });
 });
 
