@@ -3,12 +3,26 @@ import { parseHeaderValue } from './header-value.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** Encodings whose text in the ASCII range is not the ASCII bytes (or not only them). */
+const NOT_ASCII_COMPATIBLE = new Set(['utf-16le', 'utf-16be', 'iso-2022-jp', 'replacement']);
+
 /**
- * Charsets whose ASCII range is ASCII (Java's Apache HttpClient labels every text
- * `ISO-8859-1`, for one). UTF-16 and the like are not: their ASCII text is other bytes.
+ * What a charset label names, by the WHATWG Encoding Standard's label table (the one browsers
+ * and undici read forms by, aliases included: `ANSI_X3.4-1968`, `ISO_8859-1`, `IBM819`,
+ * `unicode-1-1-utf-8`…): `utf-8`, `ascii` for a charset whose ASCII range is ASCII (Java's
+ * Apache HttpClient labels every text `ISO-8859-1`, for one), or null for one that is not
+ * (UTF-16: its ASCII text is other bytes) or is unknown.
  */
-function isAsciiCompatible(charset: string): boolean {
-  return /^(?:us-ascii|ascii|iso-?8859-\d{1,2}|latin-?1|l1|windows-125\d|cp125\d)$/.test(charset);
+function charsetKind(label: string): 'utf-8' | 'ascii' | null {
+  let encoding: string;
+  try {
+    encoding = new TextDecoder(label).encoding;
+  } catch {
+    // A label this Node's ICU does not carry: the plain spellings are still known.
+    return /^(?:iso-?8859-\d{1,2}|latin-?\d|l\d|windows-125\d|cp125\d)$/.test(label) ? 'ascii' : null;
+  }
+  if (encoding === 'utf-8') return 'utf-8';
+  return NOT_ASCII_COMPATIBLE.has(encoding) ? null : 'ascii';
 }
 
 /**
@@ -31,8 +45,10 @@ export function textCharsetOf(name: string, contentType: string | null): string 
     throw new ProtocolError('expected_text', `the part ${name} must be text, not ${contentType}`);
   }
   const charset = type.params.get('charset')?.toLowerCase();
-  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return null;
-  if (!isAsciiCompatible(charset)) {
+  if (charset === undefined) return null;
+  const kind = charsetKind(charset);
+  if (kind === 'utf-8') return null;
+  if (kind === null) {
     throw new ProtocolError(
       'invalid_text',
       `the part ${name} is in ${JSON.stringify(charset)}; UTF-8 is required`,

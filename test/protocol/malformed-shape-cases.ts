@@ -228,6 +228,19 @@ export const SHAPE_CASES: MalformedCase[] = [
     code: 'invalid_text',
   },
   {
+    name: 'text declared ISO-2022-JP, whose escapes make ASCII bytes other text',
+    body: rawBody(B, [
+      ...commonParts,
+      textPart('message', 'm', ['Content-Type: text/plain; charset=iso-2022-jp']),
+    ]),
+    code: 'invalid_text',
+  },
+  {
+    name: 'text declared in a charset no label table knows (UTF-7 reads "+" otherwise)',
+    body: rawBody(B, [...commonParts, textPart('message', 'm', ['Content-Type: text/plain; charset=utf-7'])]),
+    code: 'invalid_text',
+  },
+  {
     name: 'bytes beyond ASCII in a text declared iso-8859-1 (read differently by different parsers)',
     body: rawBody(B, [
       ...commonParts,

@@ -186,6 +186,17 @@ export const VALID_CASES: ValidCase[] = [
     expected: failure('A', 'plain ascii'),
   },
   {
+    name: 'charset aliases of the WHATWG label table: US-ASCII, Latin-1 and UTF-8 by other names',
+    body: rawBody(B, [
+      textPart('status', 'success', ['Content-Type: text/plain; charset=ANSI_X3.4-1968']),
+      textPart('id_gen', fields.id_gen, ['Content-Type: text/plain; charset=ISO_8859-1']),
+      textPart('time_gen', fields.time_gen, ['Content-Type: text/plain; charset=IBM819']),
+      textPart('message', 'ünïcödé', ['Content-Type: text/plain; charset=unicode-1-1-utf-8']),
+    ]),
+    expected: failure('A', 'ünïcödé'),
+    busboyDiffers: 'busboy decodes only the charsets it knows by name and drops the others’ fields',
+  },
+  {
     name: 'UTF-8 text under charset=utf-8',
     body: rawBody(B, [
       ...errorParts('B', 'x').slice(0, 3),
