@@ -6,9 +6,10 @@ export type HttpClientError = Error & { code?: string; reason?: string };
 
 /**
  * What a request that Node could not read as HTTP means for its sender, with a stable code:
- * a sender that closed or reset the connection mid-request is `aborted`, headers over Node's limit `headers_too_large`,
- * headers that never ended `timeout`, and anything else the parser refused (a bad chunk size,
- * Content-Length and Transfer-Encoding together, a body with no length) `malformed_request`.
+ * a sender that closed or reset the connection mid-request (`stage` tells where) is `aborted`,
+ * headers over Node's limit `headers_too_large`, headers that never ended `timeout`, and
+ * anything else the parser refused (a bad chunk size, Content-Length and Transfer-Encoding
+ * together, a body with no length) `malformed_request`.
  */
 export function clientErrorOf(
   error: HttpClientError,
