@@ -58,6 +58,8 @@ export class GenerationWorker {
   #running = false;
   #loop: Promise<void> | null = null;
   #wake: (() => void) | null = null;
+  /** A wake-up that came while the loop was not asleep: its next sleep returns at once. */
+  #poked = false;
   #unsubscribe: (() => void) | null = null;
 
   constructor(options: GenerationWorkerOptions) {
@@ -69,7 +71,7 @@ export class GenerationWorker {
     if (this.#running) return;
     this.#running = true;
     const subscription = this.#options.store.onWork((event) => {
-      if (event.kind === 'operation') this.#wake?.();
+      if (event.kind === 'operation') this.#poke();
     });
     this.#unsubscribe = subscription;
     await subscription.ready;
@@ -97,7 +99,7 @@ export class GenerationWorker {
     if (!this.#running) return;
     this.#running = false;
     this.#unsubscribe?.();
-    this.#wake?.();
+    this.#poke();
     await this.#loop;
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([Promise.all(this.#inflight), timeout]);
@@ -110,6 +112,9 @@ export class GenerationWorker {
     const concurrency = this.#options.concurrency ?? 2;
     const leaseMs = this.#options.leaseMs ?? 60_000;
     while (this.#running) {
+      // Wake-ups from here on count: one during the claim or the look at what is due next means
+      // there may be work this round did not see.
+      this.#poked = false;
       let operation: OperationRecord | undefined;
       if (this.#inflight.size < concurrency) {
         try {
@@ -125,7 +130,7 @@ export class GenerationWorker {
         this.#inflight.add(job);
         void job.finally(() => {
           this.#inflight.delete(job);
-          this.#wake?.();
+          this.#poke();
         });
         continue;
       }
@@ -135,9 +140,21 @@ export class GenerationWorker {
 
   async #sleep(): Promise<void> {
     const next = await this.#options.store.nextDueAt('operation').catch(() => null);
+    // A stop or new work that came while the store was asked found no sleeper to wake: without
+    // this, the loop would sleep on, up to a minute, and a stop would wait for it.
+    if (this.#poked || !this.#running) return;
     const delay = next === null ? 60_000 : Math.max(50, Math.min(60_000, next - Date.now()));
     await wakeableDelay(delay, (wake) => (this.#wake = wake));
     this.#wake = null;
+  }
+
+  /** Wakes the loop if it sleeps, else makes its next sleep return at once. */
+  #poke(): void {
+    const wake = this.#wake;
+    if (wake) {
+      this.#wake = null;
+      wake();
+    } else this.#poked = true;
   }
 
   async #generate(operation: OperationRecord, leaseMs: number): Promise<void> {

@@ -119,6 +119,40 @@ describe('GenerationWorker', () => {
     expect((await readdir(work)).sort()).toEqual([live, otherHost].sort());
   });
 
+  it('stops at once when asked while it asks the store what is due next', async () => {
+    let asked!: () => void;
+    const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // The store, but for nextDueAt, which waits until released: a stop arrives meanwhile.
+    const slow = new Proxy(store, {
+      get(target, name) {
+        if (name === 'nextDueAt') {
+          return async (...args: Parameters<Store['nextDueAt']>) => {
+            asked();
+            await held;
+            return target.nextDueAt(...args);
+          };
+        }
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    worker = new GenerationWorker({
+      store: slow,
+      blobs: new DirectoryBlobStore(join(dir.path, 'results')),
+      generator: fakeModel('echo'),
+      workDir: join(dir.path, 'work'),
+    });
+    await worker.start();
+    await askedOnce;
+    const stopping = worker.stop(0).then(() => 'stopped');
+    release();
+    // Nothing is due: a loop that missed the stop would sleep for a minute before it looked again.
+    const late = new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 10_000).unref());
+    expect(await Promise.race([stopping, late])).toBe('stopped');
+  });
+
   it('on stop, kills a program still running and leaves the operation to run again', async () => {
     await startWorker(fakeModel('hang'));
     await createOperation();
