@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { useWalMode } from '../sqlite/wal-mode.ts';
 import type { Receipt, ReceiptClaims, ReceiptStore } from './receipt-store.ts';
 
 // Both tables are created if missing, so a receipts file from before claims existed upgrades
@@ -67,7 +68,7 @@ export class SqliteReceiptStore implements ReceiptStore, ReceiptClaims {
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.#db = new Database(path);
-    this.#db.pragma('journal_mode = WAL');
+    useWalMode(this.#db);
     this.#db.pragma('synchronous = NORMAL');
     this.#db.pragma('busy_timeout = 5000');
     this.#db.exec(SCHEMA);

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely } from 'kysely';
+import { useWalMode } from '../../sqlite/wal-mode.ts';
 import type { StoreDb } from '../operation-queries.ts';
 import type { StoreSchema } from '../schema.ts';
 import { SqlStore, type StoreOptions } from '../sql-store.ts';
@@ -52,7 +53,7 @@ function openFile(path: string, options: SqliteStoreOptions): OpenFile {
   if (shared) mkdirSync(dirname(key), { recursive: true });
   const database = new Database(key);
   // WAL: readers never wait for the writer; NORMAL is durable across process crashes in WAL.
-  database.pragma('journal_mode = WAL');
+  useWalMode(database);
   database.pragma('synchronous = NORMAL');
   database.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
   database.pragma('foreign_keys = ON');
