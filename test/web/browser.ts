@@ -2,7 +2,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
 export const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 
@@ -72,4 +73,46 @@ export function overflowsSideways(page: Page): Promise<boolean> {
     ).document.documentElement;
     return root.scrollWidth > root.clientWidth;
   });
+}
+
+/** A suite's page of the moment: a fresh one for each test, with its problems watched. */
+export interface PagePerTest {
+  readonly page: Page;
+  readonly watch: ReturnType<typeof watchProblems>;
+}
+
+/**
+ * Registers the hooks of a suite that launches Chromium once and gives each test a fresh
+ * 1280×800 page in a context of its own, whose console errors and failed requests are watched.
+ *
+ * @example
+ * const view = pagePerTest();
+ * it('…', async () => { await view.page.goto(url); expect(view.watch.problems).toEqual([]); });
+ */
+export function pagePerTest(): PagePerTest {
+  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+  let current: { page: Page; watch: ReturnType<typeof watchProblems> } | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 60_000);
+  beforeEach(async () => {
+    context = await browser!.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    current = { page, watch: watchProblems(page) };
+  });
+  afterEach(async () => {
+    await context?.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return {
+    get page() {
+      return current!.page;
+    },
+    get watch() {
+      return current!.watch;
+    },
+  };
 }

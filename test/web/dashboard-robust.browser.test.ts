@@ -4,10 +4,10 @@
  * a narrow screen, and keyboard focus across refreshes. The API answers are faked where the
  * real service cannot be made to give them.
  */
-import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page, Route } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningService, startService } from '../service/service-harness.ts';
-import { launchChromium, overflowsSideways, screenshot, skipBrowserTests, watchProblems } from './browser.ts';
+import { overflowsSideways, pagePerTest, screenshot, skipBrowserTests } from './browser.ts';
 
 const HOSTILE = "<img src=x onerror=\"document.title='pwned'\">\"'><script>document.title='pwned'</script>";
 
@@ -34,29 +34,14 @@ async function fakeList(page: Page, answer: (url: URL) => Record<string, unknown
 }
 
 describe.skipIf(skipBrowserTests)('the service dashboard under strain', () => {
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
-  let watch: ReturnType<typeof watchProblems>;
+  const view = pagePerTest();
   let run: RunningService;
 
   beforeAll(async () => {
     run = await startService();
-    browser = await launchChromium();
   }, 60_000);
 
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    watch = watchProblems(page);
-  });
-
-  afterEach(async () => {
-    await context.close();
-  });
-
   afterAll(async () => {
-    await browser?.close();
     await run?.stop();
   });
 
@@ -69,68 +54,68 @@ describe.skipIf(skipBrowserTests)('the service dashboard under strain', () => {
       webhook_url: 'http://127.0.0.1:9/hook',
     });
     const elsewhere: string[] = [];
-    page.on('request', (request) => {
+    view.page.on('request', (request) => {
       if (!request.url().startsWith(run.url)) elsewhere.push(request.url());
     });
-    const response = await page.goto(run.url);
+    const response = await view.page.goto(run.url);
     const policy = response?.headers()['content-security-policy'] ?? '';
     expect(policy).toContain("default-src 'none'");
     expect(policy).toMatch(/script-src 'sha256-[^']+'(;|$)/);
     expect(response?.headers()['x-content-type-options']).toBe('nosniff');
-    await page.locator(`tr[data-id="${created.body.id_gen}"]`).waitFor({ timeout: 10_000 });
+    await view.page.locator(`tr[data-id="${created.body.id_gen}"]`).waitFor({ timeout: 10_000 });
     expect(elsewhere).toEqual([]);
-    expect(watch.problems).toEqual([]);
+    expect(view.watch.problems).toEqual([]);
   });
 
   it('says when the API fails or the service is gone, and recovers', async () => {
-    watch.ignore.push(/status of 500|ERR_CONNECTION_REFUSED|ERR_FAILED/);
-    await page.goto(run.url);
-    const problem = page.locator('#problem');
+    view.watch.ignore.push(/status of 500|ERR_CONNECTION_REFUSED|ERR_FAILED/);
+    await view.page.goto(run.url);
+    const problem = view.page.locator('#problem');
     const list = (url: URL) => url.pathname === '/v1/operations';
-    await page.route(list, (route) =>
+    await view.page.route(list, (route) =>
       route.fulfill({ status: 500, json: { error: { code: 'internal_error', message: 'store down' } } }),
     );
     await expect.poll(() => problem.textContent(), { timeout: 10_000 }).toContain('store down');
-    await page.unroute(list);
-    await page.route(list, (route) => route.abort('connectionrefused'));
+    await view.page.unroute(list);
+    await view.page.route(list, (route) => route.abort('connectionrefused'));
     await expect.poll(() => problem.textContent(), { timeout: 10_000 }).toContain('cannot be reached');
-    await page.unroute(list);
+    await view.page.unroute(list);
     await expect.poll(() => problem.textContent(), { timeout: 10_000 }).toBe('');
-    expect(watch.problems).toEqual([]);
+    expect(view.watch.problems).toEqual([]);
   });
 
   it("tells why a redelivery failed, even when the answer is not the API's JSON", async () => {
-    watch.ignore.push(/status of 502/);
-    await fakeList(page, () => ({ operations: [operation('op-1')], next_before: null }));
-    await page.route('**/redeliver', (route) =>
+    view.watch.ignore.push(/status of 502/);
+    await fakeList(view.page, () => ({ operations: [operation('op-1')], next_before: null }));
+    await view.page.route('**/redeliver', (route) =>
       route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>Bad gateway</h1>' }),
     );
-    await page.goto(run.url);
-    const button = page.getByRole('button', { name: 'Redeliver the callback of op-1' });
+    await view.page.goto(run.url);
+    const button = view.page.getByRole('button', { name: 'Redeliver the callback of op-1' });
     await button.click();
-    await expect.poll(() => page.locator('#message').textContent()).toContain('failed: HTTP 502');
+    await expect.poll(() => view.page.locator('#message').textContent()).toContain('failed: HTTP 502');
     expect(await button.isEnabled()).toBe(true);
-    expect(watch.problems).toEqual([]);
+    expect(view.watch.problems).toEqual([]);
   });
 
   it('pages through operations with Older and Newer', async () => {
     const asked: (string | null)[] = [];
-    await fakeList(page, (url) => {
+    await fakeList(view.page, (url) => {
       const before = url.searchParams.get('before');
       asked.push(before);
       return before === 'op-100'
         ? { operations: [operation('op-101')], next_before: null }
         : { operations: [operation('op-1'), operation('op-100')], next_before: 'op-100' };
     });
-    await page.goto(run.url);
-    await page.locator('tr[data-id="op-1"]').waitFor();
-    expect(await page.locator('#newer').isDisabled()).toBe(true);
-    await page.getByRole('button', { name: 'Older' }).click();
-    await page.locator('tr[data-id="op-101"]').waitFor();
+    await view.page.goto(run.url);
+    await view.page.locator('tr[data-id="op-1"]').waitFor();
+    expect(await view.page.locator('#newer').isDisabled()).toBe(true);
+    await view.page.getByRole('button', { name: 'Older' }).click();
+    await view.page.locator('tr[data-id="op-101"]').waitFor();
     expect(asked).toContain('op-100');
-    expect(await page.locator('#older').isDisabled()).toBe(true);
-    await page.getByRole('button', { name: 'Newer' }).click();
-    await page.locator('tr[data-id="op-1"]').waitFor();
+    expect(await view.page.locator('#older').isDisabled()).toBe(true);
+    await view.page.getByRole('button', { name: 'Newer' }).click();
+    await view.page.locator('tr[data-id="op-1"]').waitFor();
   });
 
   it('shows hostile and long texts as text, within the screen, wide or narrow', async () => {
@@ -152,28 +137,28 @@ describe.skipIf(skipBrowserTests)('the service dashboard under strain', () => {
         ],
       },
     });
-    await fakeList(page, () => ({ operations: [hostile], next_before: null }));
-    await page.goto(run.url);
-    const row = page.locator('#operations tr').first();
+    await fakeList(view.page, () => ({ operations: [hostile], next_before: null }));
+    await view.page.goto(run.url);
+    const row = view.page.locator('#operations tr').first();
     await row.waitFor();
     expect(await row.textContent()).toContain(HOSTILE);
-    expect(await page.locator('#operations img, #operations script').count()).toBe(0);
-    expect(await overflowsSideways(page)).toBe(false);
-    await page.setViewportSize({ width: 375, height: 800 });
-    expect(await overflowsSideways(page)).toBe(false);
-    await screenshot(page, 'dashboard-narrow-hostile');
-    expect(await page.title()).not.toBe('pwned');
-    expect(watch.problems).toEqual([]);
+    expect(await view.page.locator('#operations img, #operations script').count()).toBe(0);
+    expect(await overflowsSideways(view.page)).toBe(false);
+    await view.page.setViewportSize({ width: 375, height: 800 });
+    expect(await overflowsSideways(view.page)).toBe(false);
+    await screenshot(view.page, 'dashboard-narrow-hostile');
+    expect(await view.page.title()).not.toBe('pwned');
+    expect(view.watch.problems).toEqual([]);
   });
 
   it('keeps keyboard focus on a Redeliver button while the list refreshes and changes', async () => {
     let operations = [operation('op-1')];
-    await fakeList(page, () => ({ operations, next_before: null }));
-    await page.goto(run.url);
-    const button = page.getByRole('button', { name: 'Redeliver the callback of op-1' });
+    await fakeList(view.page, () => ({ operations, next_before: null }));
+    await view.page.goto(run.url);
+    const button = view.page.getByRole('button', { name: 'Redeliver the callback of op-1' });
     await button.focus();
     operations = [operation('op-2'), operation('op-1')];
-    await page.locator('tr[data-id="op-2"]').waitFor({ timeout: 10_000 });
+    await view.page.locator('tr[data-id="op-2"]').waitFor({ timeout: 10_000 });
     expect(
       await button.evaluate(
         (node) => node === (node.ownerDocument as { activeElement: unknown }).activeElement,

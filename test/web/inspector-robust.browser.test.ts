@@ -6,10 +6,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Receiving, startReceiving } from '../service/service-harness.ts';
-import { launchChromium, overflowsSideways, screenshot, skipBrowserTests, watchProblems } from './browser.ts';
+import { overflowsSideways, pagePerTest, screenshot, skipBrowserTests } from './browser.ts';
 
 const HOSTILE = "<img src=x onerror=\"document.title='pwned'\">\"'><script>document.title='pwned'</script>";
 
@@ -38,59 +38,44 @@ async function fakeRequests(page: Page, answer: () => unknown[]): Promise<void> 
 }
 
 describe.skipIf(skipBrowserTests)('the receiver inspector under strain', () => {
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
-  let watch: ReturnType<typeof watchProblems>;
+  const view = pagePerTest();
   let receiving: Receiving;
   let out: string;
 
   beforeAll(async () => {
     out = await mkdtemp(join(tmpdir(), 'mediahook-inspector-robust-'));
     receiving = await startReceiving(out);
-    browser = await launchChromium();
   }, 60_000);
 
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    watch = watchProblems(page);
-  });
-
-  afterEach(async () => {
-    await context.close();
-  });
-
   afterAll(async () => {
-    await browser?.close();
     await receiving?.listen.close();
     await rm(out, { recursive: true, force: true });
   });
 
   it('runs under a CSP that admits only its own script and style, loading nothing from elsewhere', async () => {
     const elsewhere: string[] = [];
-    page.on('request', (sent) => {
+    view.page.on('request', (sent) => {
       if (!sent.url().startsWith(receiving.url)) elsewhere.push(sent.url());
     });
-    await fakeRequests(page, () => [request('csp-1')]);
-    const response = await page.goto(receiving.url);
+    await fakeRequests(view.page, () => [request('csp-1')]);
+    const response = await view.page.goto(receiving.url);
     const policy = response?.headers()['content-security-policy'] ?? '';
     expect(policy).toContain("default-src 'none'");
     expect(policy).toMatch(/script-src 'sha256-[^']+'(;|$)/);
-    await page.locator('#requests tbody tr').waitFor({ timeout: 10_000 });
+    await view.page.locator('#requests tbody tr').waitFor({ timeout: 10_000 });
     expect(elsewhere).toEqual([]);
-    expect(watch.problems).toEqual([]);
+    expect(view.watch.problems).toEqual([]);
   });
 
   it('says when the receiver cannot be reached, and recovers', async () => {
-    watch.ignore.push(/ERR_CONNECTION_REFUSED|ERR_FAILED/);
-    await page.goto(receiving.url);
-    const problem = page.locator('#problem');
-    await page.route('**/requests.json', (route) => route.abort('connectionrefused'));
+    view.watch.ignore.push(/ERR_CONNECTION_REFUSED|ERR_FAILED/);
+    await view.page.goto(receiving.url);
+    const problem = view.page.locator('#problem');
+    await view.page.route('**/requests.json', (route) => route.abort('connectionrefused'));
     await expect.poll(() => problem.textContent(), { timeout: 10_000 }).toContain('cannot be reached');
-    await page.unroute('**/requests.json');
+    await view.page.unroute('**/requests.json');
     await expect.poll(() => problem.textContent(), { timeout: 10_000 }).toBe('');
-    expect(watch.problems).toEqual([]);
+    expect(view.watch.problems).toEqual([]);
   });
 
   it('shows hostile and long texts as text, a field a line, within the screen, wide or narrow', async () => {
@@ -105,24 +90,24 @@ describe.skipIf(skipBrowserTests)('the receiver inspector under strain', () => {
     });
     const callback = hostile.callback as Record<string, unknown>;
     Object.assign(callback, { status: HOSTILE, message: `\u202Eright-to-left ${HOSTILE} ${long}` });
-    await fakeRequests(page, () => [hostile, rejected]);
-    await page.goto(receiving.url);
-    const rows = page.locator('#requests tbody tr');
+    await fakeRequests(view.page, () => [hostile, rejected]);
+    await view.page.goto(receiving.url);
+    const rows = view.page.locator('#requests tbody tr');
     await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(2);
     expect(await rows.nth(0).textContent()).toContain(`status=${HOSTILE}`);
     expect(await rows.nth(0).locator('td').nth(3).locator('div').count()).toBe(3);
-    expect(await page.locator('#requests img, #requests script').count()).toBe(0);
-    expect(await overflowsSideways(page)).toBe(false);
-    await page.setViewportSize({ width: 375, height: 800 });
-    expect(await overflowsSideways(page)).toBe(false);
-    await screenshot(page, 'inspector-narrow-hostile');
-    expect(await page.title()).not.toBe('pwned');
-    expect(watch.problems).toEqual([]);
+    expect(await view.page.locator('#requests img, #requests script').count()).toBe(0);
+    expect(await overflowsSideways(view.page)).toBe(false);
+    await view.page.setViewportSize({ width: 375, height: 800 });
+    expect(await overflowsSideways(view.page)).toBe(false);
+    await screenshot(view.page, 'inspector-narrow-hostile');
+    expect(await view.page.title()).not.toBe('pwned');
+    expect(view.watch.problems).toEqual([]);
   });
 
   it('keeps a shown image or video element when another callback arrives', async () => {
     // The file does not exist: only the element's identity matters here.
-    watch.ignore.push(/status of 404/);
+    view.watch.ignore.push(/status of 404/);
     const file = {
       url: '/files/kept.jpg',
       path: null,
@@ -135,16 +120,16 @@ describe.skipIf(skipBrowserTests)('the receiver inspector under strain', () => {
     const first = request('kept', {});
     Object.assign(first.callback as Record<string, unknown>, { event: 'success', file, message: null });
     let requests = [first];
-    await fakeRequests(page, () => requests);
-    await page.goto(receiving.url);
-    const image = page.locator('#requests img');
+    await fakeRequests(view.page, () => requests);
+    await view.page.goto(receiving.url);
+    const image = view.page.locator('#requests img');
     await image.waitFor({ timeout: 10_000 });
     await image.evaluate(
       (node) => ((node as unknown as { dataset: Record<string, string> }).dataset.mark = 'first'),
     );
     requests = [request('newer'), first];
-    await expect.poll(() => page.locator('#requests tbody tr').count(), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => view.page.locator('#requests tbody tr').count(), { timeout: 10_000 }).toBe(2);
     expect(await image.getAttribute('data-mark')).toBe('first');
-    expect(watch.problems).toEqual([]);
+    expect(view.watch.problems).toEqual([]);
   });
 });
