@@ -44,25 +44,21 @@ describe('nextRetryDelay', () => {
     expect(nextRetryDelay(DEFAULT_RETRY_POLICY, 8, 1_000)).toBeNull();
   });
 
+  /** No jitter, and Retry-After held within 50 ms to 1 s. */
+  const policy: RetryPolicy = {
+    schedule: [100, 200],
+    jitter: 0,
+    retryAfterMinMs: 50,
+    retryAfterMaxMs: 1_000,
+  };
+
   it('waits as long as Retry-After asks, within the policy bounds, when that is longer than the schedule', () => {
-    const policy: RetryPolicy = {
-      schedule: [100, 200],
-      jitter: 0,
-      retryAfterMinMs: 50,
-      retryAfterMaxMs: 1_000,
-    };
     expect(nextRetryDelay(policy, 1, 700)).toBe(700);
     expect(nextRetryDelay(policy, 2, 3_600_000)).toBe(1_000);
     expect(nextRetryDelay(DEFAULT_RETRY_POLICY, 2, 3_600_000)).toBe(3_600_000);
   });
 
   it('never retries sooner than the schedule for a shorter Retry-After', () => {
-    const policy: RetryPolicy = {
-      schedule: [100, 200],
-      jitter: 0,
-      retryAfterMinMs: 50,
-      retryAfterMaxMs: 1_000,
-    };
     expect(nextRetryDelay(policy, 1, 5)).toBe(100);
     expect(nextRetryDelay(policy, 2, 150)).toBe(200);
     // The default's 5 min after the second failure stands against `Retry-After: 1`.
