@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DirectoryBlobStore } from '../delivery/index.ts';
 import { uuidv7 } from '../ids/uuidv7.ts';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
+import { sendFileAnswer } from '../web/file-response.ts';
 import { requestTargetOf } from '../web/request-target.ts';
 import { ApiError, apiErrorResponse, methodNotAllowed, unauthorized } from './api-error.ts';
 import type { Logger } from './json-log.ts';
@@ -180,18 +180,15 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     sendJson(res, 200, { operations, next_before: last });
   }
 
-  async function result(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function result(id: string, res: ServerResponse): Promise<void> {
     const record = await store.getOperationRecord(id);
-    if (!record?.result || !(await blobs.exists(record.result.key))) {
-      throw new ApiError(404, 'not_found', 'this operation has no result file (any more)');
-    }
-    res.writeHead(200, {
-      'content-type': record.result.media_type,
-      'content-length': record.result.bytes,
-      'cache-control': 'no-store',
-    });
-    if (req.method === 'HEAD') res.end();
-    else createReadStream(blobs.pathOf(record.result.key)).pipe(res);
+    const sent =
+      record?.result != null &&
+      (await sendFileAnswer(res, blobs.pathOf(record.result.key), {
+        'content-type': record.result.media_type,
+        'cache-control': 'no-store',
+      }));
+    if (!sent) throw new ApiError(404, 'not_found', 'this operation has no result file (any more)');
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -234,7 +231,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       return sendJson(res, 202, await store.getOperation(id));
     }
     methodOf(req, path, ['GET']);
-    if (action === '/result') return result(id, req, res);
+    if (action === '/result') return result(id, res);
     const operation = await store.getOperation(id);
     if (!operation) throw new ApiError(404, 'not_found', `no operation ${id}`);
     return sendJson(res, 200, operation);

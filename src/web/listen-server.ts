@@ -1,5 +1,3 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -12,6 +10,7 @@ import {
   type ReceiverOptions,
   type ReceiverOutcome,
 } from '../receiver/index.ts';
+import { sendFileAnswer } from './file-response.ts';
 import { INSPECTOR_HEADERS, inspectorPage } from './inspector-page.ts';
 import { requestTargetOf } from './request-target.ts';
 
@@ -195,16 +194,10 @@ async function sendFile(res: ServerResponse, directory: string, name: string): P
   if (!FILE_NAME.test(name) || name.includes('..')) {
     return send(res, 404, 'application/json', errorJson('not_found', `no file ${name}`));
   }
-  const path = join(directory, name);
-  const info = await stat(path).catch(() => null);
-  if (!info?.isFile()) {
-    return send(res, 404, 'application/json', errorJson('not_found', `no file ${name}`));
-  }
-  res.writeHead(200, {
+  const sent = await sendFileAnswer(res, join(directory, name), {
     'content-type': name.endsWith('.mp4') ? 'video/mp4' : 'image/jpeg',
     'x-content-type-options': 'nosniff',
-    'content-length': info.size,
     'cache-control': 'no-store',
   });
-  createReadStream(path).pipe(res);
+  if (!sent) send(res, 404, 'application/json', errorJson('not_found', `no file ${name}`));
 }
