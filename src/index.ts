@@ -29,6 +29,7 @@ export {
 export * from './protocol/index.ts';
 export * from './receiver/index.ts';
 export { apiClientError } from './service/api-error.ts';
+export { createApiServer } from './service/api-http-server.ts';
 export { createService, type Service, type ServiceOptions } from './service/service.ts';
 export { openStore, PostgresStore, SqliteStore, type Store, StoreError } from './store/index.ts';
 export { version } from './version.ts';

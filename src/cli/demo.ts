@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { builtInGenerator } from '../service/generators/index.ts';
 import { silentLogger } from '../service/json-log.ts';
-import { apiClientError } from '../service/api-error.ts';
+import { createApiServer } from '../service/api-http-server.ts';
 import { createService } from '../service/service.ts';
 import { type OperationResource, openStore } from '../store/index.ts';
 import { listenLineOf } from '../web/listen-record.ts';
@@ -105,8 +105,7 @@ export const demoCommand: Command = {
       log: silentLogger,
     });
     await service.start();
-    const api = createServer(service.handler);
-    api.on('clientError', apiClientError);
+    const api = createApiServer(service.handler);
     const apiPort = await listenOn(api, wantedApiPort);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     const receiverUrl = `http://127.0.0.1:${receiverPort}`;

@@ -1,7 +1,6 @@
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { apiClientError } from '../service/api-error.ts';
+import { createApiServer } from '../service/api-http-server.ts';
 import { createService } from '../service/service.ts';
 import { type CliIo, type Command, parseCommandArgs, portFlag, UsageError } from './command.ts';
 import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
@@ -46,8 +45,7 @@ export const serveCommand: Command = {
     // A single embedded process restarting: whatever it held before is its own to take back.
     if (setup.store.dialect === 'sqlite') await setup.store.recoverLeases();
     await service.start();
-    const server = createServer(service.handler);
-    server.on('clientError', apiClientError);
+    const server = createApiServer(service.handler);
     server.listen(port, host);
     try {
       await once(server, 'listening');

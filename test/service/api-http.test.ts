@@ -107,6 +107,37 @@ describe('the API over HTTP', () => {
     }
   });
 
+  it('answers a missing or repeated Host and an Expect it cannot meet with JSON (createApiServer)', async () => {
+    const { port } = new URL(run.url);
+    const exchange = (head: string) =>
+      new Promise<{ status: number; body: any }>((resolve, reject) => {
+        let answer = '';
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write(`${head}\r\n`));
+        socket.setEncoding('latin1').on('data', (text: string) => {
+          answer += text;
+          const end = answer.indexOf('\r\n\r\n');
+          const length = /content-length: (\d+)/i.exec(answer)?.[1];
+          if (end < 0 || length === undefined || answer.length < end + 4 + Number(length)) return;
+          socket.destroy();
+          const body = answer.slice(end + 4);
+          resolve({ status: Number(answer.slice(9, 12)), body: length === '0' ? null : JSON.parse(body) });
+        });
+        socket.on('error', reject);
+      });
+    const refusals: [string, number, string, RegExp][] = [
+      ['GET /healthz HTTP/1.1\r\n', 400, 'invalid_request', /needs a Host header/],
+      ['GET /v1/operations HTTP/1.1\r\nHost: a\r\nHost: b\r\n', 400, 'invalid_request', /more than one Host/],
+      ['GET /healthz HTTP/1.1\r\nHost: a\r\nExpect: foo\r\n', 417, 'expectation_failed', /Expect: foo/],
+    ];
+    for (const [head, status, code, message] of refusals) {
+      const answer = await exchange(head);
+      expect([answer.status, answer.body?.error?.code], head).toEqual([status, code]);
+      expect(answer.body.error.message, head).toMatch(message);
+    }
+    // HTTP/1.0 may leave Host out.
+    expect(await exchange('GET /healthz HTTP/1.0\r\n')).toEqual({ status: 200, body: { ok: true } });
+  });
+
   it('answers an undecodable path with 404 JSON, not 500', async () => {
     for (const [method, path] of [
       ['GET', '/v1/operations/%ZZ'],

@@ -5,13 +5,14 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import type { SsrfPolicy } from '../../src/delivery/index.ts';
 import type { ReceiverOutcome } from '../../src/receiver/index.ts';
+import { createApiServer } from '../../src/service/api-http-server.ts';
 import { builtInGenerator, type Generator } from '../../src/service/generators/index.ts';
 import { silentLogger } from '../../src/service/json-log.ts';
 import { createService, type Service } from '../../src/service/service.ts';
@@ -115,7 +116,7 @@ export async function startService(
     log: silentLogger,
   });
   await service.start();
-  const server = createServer(service.handler);
+  const server = createApiServer(service.handler);
   const url = await listen(server);
   async function call(
     method: string,
