@@ -177,7 +177,7 @@ export async function postCallback(options: PostOptions): Promise<PostResult> {
       statusCode,
       statusText: STATUS_CODES[statusCode] ?? '',
       headers,
-      location: redirect && typeof headers.location === 'string' ? headers.location : null,
+      location: redirect && typeof headers['location'] === 'string' ? headers['location'] : null,
       body: Buffer.concat(chunks),
       bodyTruncated: truncated,
       bytesSent: sent,

@@ -18,7 +18,7 @@ export type Logger = (
 export function jsonLogger(sink: LogSink = (line) => process.stderr.write(line)): Logger {
   return (level, event, fields = {}) => {
     const entry: Record<string, unknown> = { time: new Date().toISOString(), level, event, ...fields };
-    if (fields.error instanceof Error) entry.error = fields.error.message;
+    if (fields['error'] instanceof Error) entry['error'] = fields['error'].message;
     sink(`${JSON.stringify(entry)}\n`);
   };
 }

@@ -21,10 +21,10 @@ function describe(error: ErrorObject | undefined): string {
   if (!error) return 'the request body is invalid';
   const where = error.instancePath === '' ? 'the body' : error.instancePath.slice(1).replaceAll('/', '.');
   if (error.keyword === 'additionalProperties') {
-    return `${where} has an unknown field ${JSON.stringify(error.params.additionalProperty)}`;
+    return `${where} has an unknown field ${JSON.stringify(error.params['additionalProperty'])}`;
   }
   if (error.keyword === 'required')
-    return `${where} lacks the field ${JSON.stringify(error.params.missingProperty)}`;
+    return `${where} lacks the field ${JSON.stringify(error.params['missingProperty'])}`;
   return `${where} ${error.message ?? 'is invalid'}`;
 }
 

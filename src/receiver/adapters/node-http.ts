@@ -65,7 +65,7 @@ export function sendNodeResponse(res: ServerResponse, response: ReceiverResponse
     ...response.headers,
     'content-length': Buffer.byteLength(response.body),
   };
-  if (response.closeConnection) headers.connection = 'close';
+  if (response.closeConnection) headers['connection'] = 'close';
   const req = res.req as IncomingMessage | undefined;
   if (response.closeConnection && req) lingerWhileUploading(req);
   res.writeHead(response.status, headers);
