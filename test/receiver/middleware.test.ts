@@ -4,14 +4,16 @@
  */
 
 import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
 import fastifyMultipart from '@fastify/multipart';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { createReceiver, fastifyReceiver, webHandler } from '../../src/receiver/index.ts';
 import { type Adapter, expressAdapter, startReceiver } from './adapters.ts';
-import { expectFile, newSecret, post, send, storedFiles, tempDir, wire } from './helpers.ts';
+import { expectFile, jpegBytes, newSecret, post, send, storedFiles, tempDir, wire } from './helpers.ts';
 
 /** A middleware of the kind that turns a body into fields: reads the stream, sets `req.body`. */
 function fieldParser(body: unknown): express.RequestHandler {
@@ -24,6 +26,21 @@ function fieldParser(body: unknown): express.RequestHandler {
   };
 }
 
+/** A Fastify app with the receiver at `/callbacks`, `setup` run first, and a JSON echo at `/json`. */
+async function fastifyWith(setup: (app: FastifyInstance) => Promise<void>): Promise<Adapter> {
+  return {
+    name: 'Fastify 5',
+    async start(receiver) {
+      const app = Fastify();
+      await setup(app);
+      app.post('/json', async (request) => ({ echoed: request.body }));
+      await app.register(fastifyReceiver, { receiver, path: '/callbacks' });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = app.server.address() as AddressInfo;
+      return { url: `http://127.0.0.1:${port}/callbacks`, port, close: () => app.close() };
+    },
+  };
+}
 describe('Express middleware in front of the receiver', () => {
   it('works with express.json() and express.urlencoded() mounted globally', async () => {
     const harness = await startReceiver(
@@ -89,6 +106,66 @@ describe('Express middleware in front of the receiver', () => {
   });
 });
 
+describe('a body something else started reading', () => {
+  it('is body_consumed in Express when a middleware read part of it, not a malformed callback', async () => {
+    // A byte counter that hands on after its first chunk: the rest flows on to it alone.
+    const counter: express.RequestHandler = (req, _res, next) => {
+      req.on('data', () => {});
+      req.once('data', () => setImmediate(next));
+    };
+    const harness = await startReceiver(expressAdapter((app) => app.use(counter)));
+    const answer = await send(harness.url, await wire({ file: jpegBytes(8 * 1024 * 1024) }));
+    expect(answer.status).toBe(500);
+    expect(answer.body.error?.code).toBe('body_consumed');
+    expect(answer.body.error?.message).toMatch(/part of this request's body[^]*express\.raw/);
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
+
+  it('is read from the payload a Fastify preParsing hook hands on, byte for byte', async () => {
+    const secret = newSecret();
+    const hooks: [string, (payload: Readable) => Promise<Readable>][] = [
+      [
+        'buffering',
+        async (payload) => {
+          const chunks: Buffer[] = [];
+          for await (const chunk of payload) chunks.push(chunk as Buffer);
+          return Readable.from([Buffer.concat(chunks)]);
+        },
+      ],
+      ['passing through', async (payload) => payload.pipe(new PassThrough())],
+    ];
+    for (const [name, hook] of hooks) {
+      const harness = await startReceiver(
+        await fastifyWith(async (app) => {
+          app.addHook('preParsing', async (_request, _reply, payload) => hook(payload));
+        }),
+        { secret },
+      );
+      const callback = await wire({ sign: secret, file: jpegBytes(3 * 1024 * 1024) });
+      expect((await send(harness.url, callback)).status, name).toBe(200);
+      await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+    }
+  });
+
+  it('is body_consumed in Fastify when a preParsing hook read part of the payload, with advice for Fastify', async () => {
+    const harness = await startReceiver(
+      await fastifyWith(async (app) => {
+        app.addHook('preParsing', async (_request, _reply, payload) => {
+          payload.on('data', () => {});
+          await once(payload, 'data');
+          return payload;
+        });
+      }),
+    );
+    const answer = await send(harness.url, await wire({ file: jpegBytes(8 * 1024 * 1024) }));
+    expect(answer.status).toBe(500);
+    expect(answer.body.error?.code).toBe('body_consumed');
+    expect(answer.body.error?.message).toMatch(/preParsing hook/);
+    expect(answer.body.error?.message).not.toMatch(/express/);
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
+});
+
 describe('Web handler given a used Request', () => {
   /** Hands the receiver a callback's Request after `use` did something to its body. */
   async function expectBodyConsumed(use: (request: Request) => Promise<unknown> | unknown) {
@@ -121,21 +198,6 @@ describe('Web handler given a used Request', () => {
 });
 
 describe('Fastify plugin scope', () => {
-  async function fastifyWith(setup: (app: FastifyInstance) => Promise<void>): Promise<Adapter> {
-    return {
-      name: 'Fastify 5',
-      async start(receiver) {
-        const app = Fastify();
-        await setup(app);
-        app.post('/json', async (request) => ({ echoed: request.body }));
-        await app.register(fastifyReceiver, { receiver, path: '/callbacks' });
-        await app.listen({ port: 0, host: '127.0.0.1' });
-        const { port } = app.server.address() as AddressInfo;
-        return { url: `http://127.0.0.1:${port}/callbacks`, port, close: () => app.close() };
-      },
-    };
-  }
-
   it("answers the receiver's 500 to a Content-Type Fastify itself cannot parse", async () => {
     const harness = await startReceiver(await fastifyWith(async () => {}));
     for (const contentType of [';;;', 'multipart/form-data, boundary=x', '/form-data; boundary=x']) {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { boundaryOf, ProtocolError } from '../../protocol/index.ts';
 import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts';
 import { bodyGuardsOf } from './body-guards.ts';
@@ -80,6 +81,11 @@ function send(
   return reply.code(response.status).headers(response.headers).send(response.body);
 }
 
+/** What `body_consumed` advises in a Fastify app. */
+const FASTIFY_ADVICE =
+  "the receiver reads the payload Fastify hands its route: a preParsing hook must hand on the payload's bytes " +
+  'unread (or not run for the callback route), and a content-type parser for the route is not needed';
+
 /** The refusal of a Content-Type Fastify could not parse, as the receiver names it. */
 function contentTypeRefusal(request: FastifyRequestLike): ProtocolError {
   const framing = boundaryOf(headerOf(request.raw, 'content-type'));
@@ -99,7 +105,11 @@ function contentTypeRefusal(request: FastifyRequestLike): ProtocolError {
  */
 export const fastifyReceiver: FastifyReceiverPlugin = async (instance, options) => {
   instance.removeAllContentTypeParsers();
-  instance.addContentTypeParser('*', (_request, _payload, done) => done(null));
+  // The payload is what the app's preParsing hooks made of the request (a hook may hand on a
+  // stream of its own): the route reads that, unread so far, rather than the raw request.
+  instance.addContentTypeParser('*', (request, payload, done) =>
+    done(null, payload === request.raw ? undefined : payload),
+  );
   const path = options.path ?? '/';
   const guards = bodyGuardsOf(options);
   // Unless the app's server answers checkContinue itself (then it is left alone).
@@ -126,10 +136,14 @@ export const fastifyReceiver: FastifyReceiverPlugin = async (instance, options) 
     let body: ReceiverRequest['body'] = null;
     const deferredContinue = claimContinue(request.raw);
     try {
+      const stream = request.body instanceof Readable ? request.body : request.raw;
       body =
         request.body instanceof Uint8Array
           ? request.body
-          : guardedNodeBody(request.raw, guards, deferredContinue);
+          : guardedNodeBody(request.raw, guards, deferredContinue, undefined, {
+              stream,
+              advice: FASTIFY_ADVICE,
+            });
     } catch (error) {
       failure = error;
     }

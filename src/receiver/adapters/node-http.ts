@@ -1,6 +1,6 @@
 import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts';
 import { ReceiverError } from '../receiver-error.ts';
 import {
@@ -22,21 +22,42 @@ export type NodeHandlerOptions = BodyGuardOptions;
 /** A request whose body some earlier middleware may have read. */
 type MaybeParsed = IncomingMessage & { body?: unknown };
 
-/** Where the body comes from: a raw Buffer a framework kept, or the live stream. */
-export function nodeBodyOf(req: MaybeParsed): ReceiverRequest['body'] {
+/** What `body_consumed` advises, for an app on node:http or Express. */
+const NODE_CONSUMED_ADVICE =
+  'mount the receiver before it, or keep the raw bytes ' +
+  '(express.raw({ type: "multipart/form-data", limit: "1025mb" }), the limit above the file limit)';
+
+/**
+ * Where the body comes from: a raw Buffer a framework kept, or the live stream (`stream`, the
+ * request itself unless a framework hands its route another one). A stream something else has
+ * already started reading is refused with `body_consumed` (and `advice`): the bytes it took
+ * are gone, and the receiver would otherwise blame the sender for a malformed callback.
+ */
+export function nodeBodyOf(
+  req: MaybeParsed,
+  advice = NODE_CONSUMED_ADVICE,
+  stream: Readable = req,
+): ReceiverRequest['body'] {
   const parsed = req.body;
   if (parsed instanceof Uint8Array) return parsed;
   const emptyObject = typeof parsed === 'object' && parsed !== null && Object.keys(parsed).length === 0;
   const hasBody =
     req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  if ((parsed !== undefined && !emptyObject) || (req.readableEnded && hasBody)) {
+  if (parsed !== undefined && !emptyObject) {
     throw new ReceiverError(
       'body_consumed',
-      'a body parser already read this request and its exact bytes are gone; mount the receiver before body ' +
-        'parsers, or keep the raw bytes (for example express.raw({ type: "multipart/form-data" }))',
+      `a body parser already read this request and its exact bytes are gone; ${advice}`,
     );
   }
-  return req;
+  // A listener that only watches the bytes go by is harmless until the first of them has gone.
+  if (stream.readableDidRead || (stream.readableEnded && hasBody)) {
+    throw new ReceiverError(
+      'body_consumed',
+      `something already read ${stream.readableEnded ? 'all' : 'part'} of this request's body, and the ` +
+        `bytes it took are gone; ${advice}`,
+    );
+  }
+  return stream;
 }
 
 /** A request header by lower-case name, repeated values joined. */
@@ -185,11 +206,14 @@ export function guardedNodeBody(
   guards: BodyGuards,
   sendOnRead: (() => void) | null,
   onFailable?: (fail: (error: Error) => void) => void,
+  from?: { stream: Readable; advice: string },
 ): ReceiverRequest['body'] {
-  const body = nodeBodyOf(req);
-  if (body !== req) return body;
-  const live = sendOnRead ? continuingOnRead(req, sendOnRead) : req;
+  const stream = from?.stream ?? req;
+  const body = nodeBodyOf(req, from?.advice, stream);
+  if (body !== stream) return body;
+  const live: AsyncIterable<Uint8Array> = sendOnRead ? continuingOnRead(stream, sendOnRead) : stream;
   if (req.complete || (!guardsOn(guards) && !onFailable)) return live;
+  // The guards watch the connection: a stream handed on by a framework has no socket of its own.
   return failableBody(live, (fail) => {
     if (guardsOn(guards)) watchBody(req, guards, fail);
     onFailable?.(fail);
