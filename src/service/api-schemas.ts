@@ -128,19 +128,20 @@ function callbackSchema(extra: Record<string, unknown>, required: string) {
   };
 }
 
-const BINARY = { type: 'string', contentMediaType: 'application/octet-stream' } as const;
+/**
+ * A file part, as OpenAPI 3.1 describes a binary multipart part: no schema of its own (a
+ * `contentMediaType` would be ignored beside the Encoding Object's `contentType`, and without
+ * `contentEncoding` would read as text), so the `encoding` alone names its media types.
+ */
+function filePart(description: string): { description: string } {
+  return { description };
+}
 
 /** The four callbacks as multipart/form-data bodies (OpenAPI `webhooks`). */
 export const CALLBACK_SCHEMAS = {
-  CallbackASuccess: callbackSchema(
-    { result_pv: { ...BINARY, description: 'The JPEG or MP4 result.' } },
-    'result_pv',
-  ),
+  CallbackASuccess: callbackSchema({ result_pv: filePart('The JPEG or MP4 result.') }, 'result_pv'),
   CallbackAError: callbackSchema({ message: { type: 'string', description: 'What went wrong.' } }, 'message'),
-  CallbackBSuccess: callbackSchema(
-    { res_image: { ...BINARY, description: 'The JPEG result.' } },
-    'res_image',
-  ),
+  CallbackBSuccess: callbackSchema({ res_image: filePart('The JPEG result.') }, 'res_image'),
   CallbackBError: callbackSchema(
     { img_message: { type: 'string', description: 'What went wrong.' } },
     'img_message',

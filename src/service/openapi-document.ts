@@ -23,6 +23,43 @@ const UNAUTHORIZED = {
   content: json('Error'),
 };
 
+/**
+ * The request headers of every callback. The signature headers are there only when the service
+ * has a secret (Standard Webhooks, PRODUCT §2).
+ */
+const CALLBACK_HEADERS = [
+  {
+    name: 'User-Agent',
+    in: 'header',
+    required: true,
+    description: '`mediahook/<version>`.',
+    schema: { type: 'string', pattern: '^mediahook/' },
+  },
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: false,
+    description: 'Present when the service signs: the id_gen of the callback.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: false,
+    description: 'Present when the service signs: when it signed, in Unix seconds.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: false,
+    description:
+      'Present when the service signs: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` over the exact ' +
+      'multipart bytes, one per secret, separated by spaces (key rotation).',
+    schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' },
+  },
+];
+
 function webhook(
   name: keyof typeof CALLBACK_SCHEMAS,
   summary: string,
@@ -35,6 +72,7 @@ function webhook(
       description:
         "Sent to the operation's webhook_url. Signed per Standard Webhooks when the service has a secret " +
         '(webhook-id = id_gen, webhook-timestamp, webhook-signature over the exact multipart bytes).',
+      parameters: CALLBACK_HEADERS,
       requestBody: {
         required: true,
         content: {
@@ -46,7 +84,16 @@ function webhook(
       },
       responses: {
         '200': { description: 'The receiver accepted the callback (or already had it).' },
-        '500': { description: 'The receiver failed to process it; the service retries.' },
+        '2XX': { description: 'Any 2xx counts as delivered, as 200 does.' },
+        '410': {
+          description: 'The receiver refuses the callback for good: the service stops retrying (`gone`).',
+        },
+        '500': {
+          description:
+            'The receiver failed to process it; the service retries, as it does on any other status ' +
+            '(redirects are not followed), a timeout or a network error.',
+          content: json('Error'),
+        },
       },
     },
   };
