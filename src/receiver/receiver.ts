@@ -202,6 +202,18 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   const out = resolve(options.out ?? 'callbacks');
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const maxBodyBytes = options.maxBodyBytes ?? limits.fileBytes + 1024 * 1024;
+  /**
+   * The refusal of a body over the bound. Over the default bound the texts and headers, within
+   * their limits, cannot make up the difference: the file is too large, and is named so whether
+   * the size was told, known or found while reading, however the body came in chunks.
+   */
+  const overBound = (size: string) =>
+    options.maxBodyBytes === undefined
+      ? new ProtocolError(
+          'file_too_large',
+          `the body is ${size}: larger than any callback whose file is within the ${limits.fileBytes}-byte limit`,
+        )
+      : new ProtocolError('body_too_large', `the body is ${size}; at most ${maxBodyBytes} are accepted`);
   const secrets =
     options.secret === undefined
       ? []
@@ -251,21 +263,9 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     });
     try {
       // After the Content-Type: a large body that is not a callback at all is told so.
-      if (declaredBytes !== undefined && declaredBytes > maxBodyBytes) {
-        // Over the default bound, the texts and headers within their limits cannot make up the
-        // difference: the file is too large, and is named so whether or not the length was told.
-        if (options.maxBodyBytes === undefined) {
-          throw new ProtocolError(
-            'file_too_large',
-            `the body is ${declared} bytes: larger than any callback whose file is within the ${limits.fileBytes}-byte limit`,
-          );
-        }
-        throw new ProtocolError(
-          'body_too_large',
-          `the body is ${declared} bytes; at most ${maxBodyBytes} are accepted`,
-        );
-      }
-      await feed(body, decoder, verifier, maxBodyBytes);
+      const knownBytes = body instanceof Uint8Array ? body.length : declaredBytes;
+      if (knownBytes !== undefined && knownBytes > maxBodyBytes) throw overBound(`${knownBytes} bytes`);
+      await feed(body, decoder, verifier, maxBodyBytes, () => overBound(`over ${maxBodyBytes} bytes`));
       const callback = await decoder.end().catch((error: unknown) => {
         throw signatureFirst(error, verifier);
       });

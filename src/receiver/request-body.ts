@@ -33,7 +33,7 @@ function codingsOf(header: string): string[] {
 }
 
 /**
- * Reads the body into the decoder (and the verifier), bounded in size. When the decoder
+ * Reads the body into the decoder (and the verifier), bounded in size (`tooLarge` past it). When the decoder
  * refuses a signed body, the rest of it still goes through the verifier (within the size
  * bound): a body that is not what was signed is `bad_signature` before anything is said about
  * its content, as Standard Webhooks verifies before it parses. A body that cannot be read whole
@@ -44,10 +44,11 @@ export async function feed(
   decoder: CallbackDecoder,
   verifier: SignatureVerifier | null,
   maxBodyBytes: number,
+  tooLarge: () => ProtocolError,
 ): Promise<void> {
   if (body === null) return;
   if (body instanceof Uint8Array) {
-    if (body.length > maxBodyBytes) throw tooLarge(maxBodyBytes);
+    if (body.length > maxBodyBytes) throw tooLarge();
     verifier?.update(body);
     try {
       await decoder.write(body);
@@ -63,7 +64,7 @@ export async function feed(
     if (next.done) return;
     const chunk = next.value;
     total += chunk.length;
-    if (total > maxBodyBytes) throw tooLarge(maxBodyBytes);
+    if (total > maxBodyBytes) throw tooLarge();
     verifier?.update(chunk);
     try {
       const pending = decoder.write(chunk);
@@ -114,8 +115,4 @@ async function nextChunk(chunks: AsyncIterator<Uint8Array>): Promise<IteratorRes
     if (error instanceof ReceiverError || error instanceof ProtocolError) throw error;
     throw new ReceiverError('aborted', 'the request ended before its body was complete', { cause: error });
   }
-}
-
-function tooLarge(maxBodyBytes: number): ProtocolError {
-  return new ProtocolError('body_too_large', `the body is larger than ${maxBodyBytes} bytes`);
 }

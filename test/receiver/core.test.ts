@@ -8,7 +8,17 @@ import { describe, expect, it } from 'vitest';
 import type { FileSink } from '../../src/protocol/index.ts';
 import { createReceiver, fileNameFor, MemoryReceiptStore } from '../../src/receiver/index.ts';
 import { ADAPTERS, startReceiver } from './adapters.ts';
-import { expectFile, newSecret, post, send, sha256, storedFiles, tempDir, wire } from './helpers.ts';
+import {
+  expectFile,
+  jpegBytes,
+  newSecret,
+  post,
+  send,
+  sha256,
+  storedFiles,
+  tempDir,
+  wire,
+} from './helpers.ts';
 
 describe('fileNameFor', () => {
   it('keeps a harmless id_gen as it is', () => {
@@ -145,6 +155,41 @@ describe('Receiver.handle()', () => {
       expect((await readdir(out)).sort()).toEqual([`${first.id}.jpg`]);
     } finally {
       await receiver.close();
+    }
+  });
+
+  it('names a file over its limit file_too_large however the body comes, and body_too_large only past a set bound', async () => {
+    const callback = await wire({ file: jpegBytes(3 * 1024 * 1024) });
+    const header = (name: string) => (name === 'content-length' ? undefined : callback.headers[name]);
+    async function* chunksOf(size: number) {
+      for (let at = 0; at < callback.body.length; at += size) yield callback.body.subarray(at, at + size);
+    }
+    const bodies: [string, () => Uint8Array | AsyncIterable<Uint8Array>][] = [
+      ['whole, as a framework keeps it', () => callback.body],
+      ['in one chunk, length untold', () => chunksOf(callback.body.length)],
+      ['in 4 MiB chunks', () => chunksOf(4 * 1024 * 1024)],
+      ['in 64 KiB chunks', () => chunksOf(64 * 1024)],
+    ];
+    for (const [maxBodyBytes, code] of [
+      [undefined, 'file_too_large'],
+      [512 * 1024, 'body_too_large'],
+    ] as const) {
+      const out = await tempDir();
+      const receiver = createReceiver({
+        out,
+        store: new MemoryReceiptStore(),
+        limits: { fileBytes: 1024 * 1024 },
+        maxBodyBytes,
+      });
+      try {
+        for (const [how, body] of bodies) {
+          const answer = await receiver.handle({ header, body: body() });
+          expect(JSON.parse(answer.body).error.code, `${how}, maxBodyBytes ${maxBodyBytes}`).toBe(code);
+        }
+        expect(await readdir(out)).toEqual([]);
+      } finally {
+        await receiver.close();
+      }
     }
   });
 
