@@ -104,6 +104,10 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
   // A callback refused on its headers (too large, not multipart, unsigned) is answered before
   // a sender that asked `Expect: 100-continue` (curl, for files over 1 MiB) uploads its file.
   deferContinue(server, (req) => req.method === 'POST');
+  // An expectation other than 100-continue cannot be met, and RFC 9110 §10.1.1 lets a server
+  // ignore it: the callback is taken like any other, where Node would answer a bare 417 and
+  // leave no record.
+  server.on('checkExpectation', (req, res) => answer(res, route(req, res)));
   // Bytes Node cannot read as HTTP get a 500 with a code (or the callback's own answer).
   server.on('clientError', receive.clientError);
   // A large upload may take long; the receiver's idle timeout guards against stalls instead.

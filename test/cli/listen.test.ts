@@ -335,6 +335,25 @@ describe('mediahook listen', () => {
     expect(record).toMatchObject({ event: 'rejected', code: 'bad_signature' });
   });
 
+  it('takes a callback whose sender asks an expectation other than 100-continue, as RFC 9110 lets it', async () => {
+    listener = await startListen(['--out', out, '--json']);
+    const file = join(out, 'image.jpg');
+    const bytes = jpegBytes(4096);
+    await writeFile(file, bytes);
+    const { stdout } = await run('/usr/bin/curl', [
+      ...['--silent', '--show-error', '--noproxy', '*', '--max-time', '10', '-H', 'Expect: foo'],
+      ...['-F', 'status=success', '-F', 'id_gen=curl-expect-foo', '-F', 'time_gen=1700000000'],
+      ...['-F', `result_pv=@${file};type=image/jpeg`, listener.url],
+    ]);
+    expect(JSON.parse(stdout)).toMatchObject({ received: true, id_gen: 'curl-expect-foo' });
+    const [record] = (await listener.waitForLines(1)).map((line) => JSON.parse(line));
+    expect(record).toMatchObject({
+      event: 'success',
+      id_gen: 'curl-expect-foo',
+      file: { sha256: sha256Hex(bytes) },
+    });
+  });
+
   it('answers other methods 405 and unknown pages 404, and refuses a compressed callback by name', async () => {
     listener = await startListen(['--out', out, '--json', '--min-upload-rate', '0']);
     const put = await request(listener.url, { method: 'PUT', body: 'x' });
