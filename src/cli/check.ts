@@ -1,3 +1,4 @@
+import { isTlsErrorCode } from '../delivery/callback-sender.ts';
 import {
   type CliIo,
   type Command,
@@ -18,13 +19,15 @@ and callbacks with opaque status, id_gen and time_gen (expects 200), repeats one
 again), then malformed callbacks and, with --secret, badly signed ones (expects 500). Prints a
 pass/fail table with the reason for each row; --json prints one JSON document instead.
 Exit 0 only when every row passes; 1 also when the receiver cannot be reached at all.
+A request that gets no answer within the timeout, or whose TLS handshake fails, stops the
+check there (the other cases are not sent): exit 1.
 
 URL credentials (https://user:password@host/…) are sent as Basic authorization, and the
 password is printed as ***.
 
 Options:
-  --secret whsec_…  the receiver's secret: valid callbacks are signed, and signature
-                    failures are checked too (repeatable)
+  --secret whsec_…  the receiver's secret: every callback is signed (webhook-id = its
+                    id_gen), and signature failures are checked too (repeatable)
   --json            machine-readable result on stdout
   --timeout DUR     time to connect, and for each answer (default 10s)
 `;
@@ -54,11 +57,18 @@ function errorBody(body: string): { code?: string | undefined; shaped: boolean }
   return { code, shaped: code !== undefined && typeof error?.message === 'string' };
 }
 
-function grade(item: ConformanceCase, answer: PostResult): CheckRow {
+function grade(item: ConformanceCase, answer: PostResult, signed: boolean): CheckRow {
   const status = answer.statusCode;
   const { code, shaped } = errorBody(answer.body.toString('utf8'));
+  // With --secret a content row is signed correctly, webhook-id = id_gen: a receiver that calls
+  // it bad_signature refused it without judging the content the row is about. Other codes are
+  // taken as they come, since only mediahook's are known.
+  const unjudged = signed && item.kind === 'content' && status === 500 && code === 'bad_signature';
   let reason: string;
-  if (status >= 300 && status < 400) {
+  if (unjudged) {
+    reason =
+      'refused as bad_signature, yet it was signed correctly (webhook-id = id_gen): its content was not judged';
+  } else if (status >= 300 && status < 400) {
     reason = `answered ${status}, a redirect to ${answer.location ?? '(no Location)'}: not followed`;
   } else if (status === item.expect) {
     reason = item.expect === 200 ? 'accepted' : code ? `refused: ${code}` : 'refused';
@@ -72,7 +82,7 @@ function grade(item: ConformanceCase, answer: PostResult): CheckRow {
     case: item.name,
     expected: item.expect,
     got: status,
-    pass: status === item.expect,
+    pass: status === item.expect && !unjudged,
     reason,
   };
   if (code !== undefined) row.code = code;
@@ -81,17 +91,44 @@ function grade(item: ConformanceCase, answer: PostResult): CheckRow {
   return row;
 }
 
+/** What a check found: the rows sent, and why it stopped early when it did. */
+export interface CheckRun {
+  rows: CheckRow[];
+  /** Why the cases after the last row were not sent. */
+  stopped?: string;
+  /** How many cases were not sent. */
+  unsent: number;
+}
+
+/** Timeouts: a receiver that let one request wait this long would make each of the rest wait too. */
+const TIMEOUT_CODE = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * Why a request that got no answer should stop the check, or undefined when the next case may
+ * fare otherwise (a connection closed on one body says nothing of the next).
+ */
+function stopsTheCheck(error: PostError): string | undefined {
+  const code = error.code ?? '';
+  // OpenSSL's messages span lines; a row's reason is one.
+  if (isTlsErrorCode(code)) return `the TLS handshake failed: ${error.message.replace(/\s+/g, ' ').trim()}`;
+  if (TIMEOUT_CODE.has(code)) return error.message;
+  return undefined;
+}
+
 /**
  * Sends the battery to `url`, one request at a time, and grades each answer. Throws when the
- * first request cannot reach the receiver at all, rather than failing every row alike.
+ * first request cannot reach the receiver at all, rather than failing every row alike; stops
+ * after a request that timed out or failed its TLS handshake, as every other one would too,
+ * each after the same wait.
  */
 export async function runConformanceCheck(
   url: URL,
   secrets: readonly string[],
   timeoutMs: number,
-): Promise<CheckRow[]> {
+): Promise<CheckRun> {
   const rows: CheckRow[] = [];
-  for (const item of await conformanceCases(secrets)) {
+  const cases = await conformanceCases(secrets);
+  for (const [index, item] of cases.entries()) {
     let answer: PostResult;
     try {
       answer = await postCallback({
@@ -103,7 +140,9 @@ export async function runConformanceCheck(
             yield item.body;
           },
         },
-        headers: item.headers,
+        // Signed now, not when the battery was made: slow answers to the rows before must not
+        // take this one's timestamp toward the receiver's tolerance.
+        headers: item.sign(),
         connectTimeoutMs: timeoutMs,
         responseTimeoutMs: timeoutMs,
         previewBytes: 2048,
@@ -113,24 +152,31 @@ export async function runConformanceCheck(
       if (rows.length === 0 && error.unreachable) {
         throw new Error(`cannot reach ${displayUrl(url)}: ${error.message}`);
       }
-      const reason = `no answer: ${error.message}`;
+      const stop = stopsTheCheck(error);
+      const reason = `no answer: ${stop ?? error.message}`;
       rows.push({ case: item.name, expected: item.expect, got: null, pass: false, reason });
-      continue;
+      const unsent = cases.length - index - 1;
+      if (stop === undefined || unsent === 0) continue;
+      return { rows, unsent, stopped: `stopped at row ${index + 1} (${item.name}): ${stop}` };
     }
-    rows.push(grade(item, answer));
+    rows.push(grade(item, answer, secrets.length > 0));
   }
-  return rows;
+  return { rows, unsent: 0 };
 }
 
 /**
- * What to do when every valid callback was refused as unsigned: the receiver has a secret and
- * check was run without it, so the failures say nothing about the receiver but that.
+ * What to do when every valid callback was refused as bad_signature: unsigned, the receiver has
+ * a secret and check was run without it; signed, most likely with another secret. Either way
+ * the failures say nothing about the receiver but that.
  */
 function secretHint(rows: readonly CheckRow[], secrets: readonly string[]): string | undefined {
-  if (secrets.length > 0) return undefined;
   const valid = rows.filter((row) => row.expected === 200);
   if (valid.length === 0 || !valid.every((row) => !row.pass && row.code === 'bad_signature'))
     return undefined;
+  if (secrets.length > 0) {
+    // Signed and still refused, every one: the secret (or the clock) is the likelier fault.
+    return "the receiver refused every valid callback as bad_signature, though each was signed: is --secret the receiver's secret (and this machine's clock within its tolerance, 5 min by default)?";
+  }
   return 'every valid callback was refused as bad_signature: the receiver requires signed callbacks; run check with its --secret';
 }
 
@@ -159,20 +205,36 @@ export const checkCommand: Command = {
     const url = urlArgument(positionals);
     const secrets = secretFlags(values.secret);
     const timeoutMs = durationFlag('--timeout', values.timeout, 10_000, { min: 100 });
-    const rows = await runConformanceCheck(url, secrets, timeoutMs);
+    const { rows, stopped, unsent } = await runConformanceCheck(url, secrets, timeoutMs);
     const passed = rows.filter((row) => row.pass).length;
+    const failed = rows.length - passed;
     const noted = rows.filter((row) => row.note !== undefined).length;
-    const conforms = passed === rows.length;
+    const conforms = failed === 0 && stopped === undefined;
     const hint = secretHint(rows, secrets);
     if (values.json) {
-      const failed = rows.length - passed;
-      const result = { url: displayUrl(url), conforms, passed, failed, noted, ...(hint && { hint }), rows };
+      const stop = stopped === undefined ? {} : { stopped, unsent };
+      const result = {
+        url: displayUrl(url),
+        conforms,
+        passed,
+        failed,
+        noted,
+        ...stop,
+        ...(hint && { hint }),
+        rows,
+      };
       io.stdout.write(jsonLine(result));
     } else {
       io.stdout.write(table(rows));
       const notes = noted > 0 ? `, ${noted} with a note` : '';
+      const left = stopped === undefined ? '' : `, ${unsent} not sent`;
       const verdict = conforms ? 'conforms' : 'does not conform';
-      io.stdout.write(`${passed} passed, ${rows.length - passed} failed${notes}: the receiver ${verdict}\n`);
+      io.stdout.write(`${passed} passed, ${failed} failed${left}${notes}: the receiver ${verdict}\n`);
+      if (stopped !== undefined) {
+        const other = unsent === 1 ? 'the other case was' : `the ${unsent} other cases were`;
+        // Escaped as the rows are: an OpenSSL message may hold anything the peer sent.
+        io.stderr.write(`mediahook check: ${escapeControls(stopped)}; ${other} not sent\n`);
+      }
       if (hint) io.stderr.write(`mediahook check: ${hint}\n`);
     }
     return conforms ? 0 : 1;

@@ -13,10 +13,19 @@ export interface ConformanceCase {
   name: string;
   /** 200 for a callback the receiver must accept, 500 for one it must refuse. */
   expect: 200 | 500;
+  /**
+   * What the row is about: a callback to accept, one to refuse for its content, or one to
+   * refuse for its signature. With secrets, a content row is signed correctly, so a
+   * `bad_signature` refusal of it means the content was never judged.
+   */
+  kind: 'valid' | 'content' | 'signature';
   body: Buffer;
   contentType: string;
-  /** The signature headers, when signed. */
-  headers: Record<string, string>;
+  /**
+   * The signature headers (none when unsigned), made when called: check calls it just before
+   * sending, so a receiver that answers slowly does not leave the later rows stale.
+   */
+  sign(): Record<string, string>;
 }
 
 const JPEG = Buffer.concat([
@@ -54,23 +63,29 @@ function rawBody(parts: RawPart[], boundary = `check-${randomBytes(8).toString('
 
 /**
  * The check's battery: the four shapes and MP4 in family A, a repeat (idempotency), opaque
- * status, id_gen and time_gen, malformed callbacks of every kind, and, with secrets, badly signed ones. Each run uses new `id_gen`s,
- * so it can be repeated against the same receiver.
+ * status, id_gen and time_gen, malformed callbacks of every kind, and, with secrets, badly
+ * signed ones. Each run uses new `id_gen`s, so it can be repeated against the same receiver.
+ * With secrets, every case but the badly signed ones is signed as the service signs: its
+ * `webhook-id` is the body's `id_gen` (PRODUCT §2), so a receiver that compares the two still
+ * gets to judge the content of the malformed ones.
  */
 export async function conformanceCases(secrets: readonly string[]): Promise<ConformanceCase[]> {
   const now = () => new Date().toISOString();
   const common = (status: string) => ({ status, id_gen: uuidv7(), time_gen: now() });
   const cases: ConformanceCase[] = [];
-  const signed = secrets.length > 0;
 
-  function add(name: string, expect: 200 | 500, made: { body: Buffer; contentType: string }, id?: string) {
-    let headers: Record<string, string> = {};
-    if (signed) {
-      const signer = new BodySigner(secrets, id ?? uuidv7());
-      signer.update(made.body);
-      headers = signer.headers();
-    }
-    cases.push({ name, expect, ...made, headers });
+  /** Signs `body` as `id` when called; `at` gives the timestamp then (default: that moment). */
+  const signer = (keys: string | readonly string[], id: string, body: Buffer, at?: () => number) => () => {
+    const signing = new BodySigner(keys, id, at?.());
+    signing.update(body);
+    return signing.headers();
+  };
+  const unsigned = () => ({});
+
+  function add(name: string, expect: 200 | 500, made: { body: Buffer; contentType: string }, id: string) {
+    const kind = expect === 200 ? 'valid' : 'content';
+    const sign = secrets.length > 0 ? signer(secrets, id, made.body) : unsigned;
+    cases.push({ name, expect, kind, ...made, sign });
   }
   async function valid(name: string, callback: OutgoingCallback) {
     add(name, 200, await bytesOf(callback), callback.id_gen);
@@ -121,6 +136,12 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
     filename: 'r.jpg',
     type: 'image/jpeg',
   });
+  /** The id_gen a malformed body carries: each has one, so it can be signed as its own. */
+  const idOf = (parts: RawPart[]): string => {
+    const id = parts.find((part) => part.name === 'id_gen')?.value;
+    if (typeof id !== 'string') throw new Error('a malformed case without an id_gen part');
+    return id;
+  };
   const malformed: [string, RawPart[]][] = [
     ['missing part (no time_gen)', [...text().slice(0, 2), jpegPart()]],
     ['neither a result nor an error part', text()],
@@ -146,23 +167,31 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
       ],
     ],
   ];
-  for (const [name, parts] of malformed) add(name, 500, rawBody(parts));
+  for (const [name, parts] of malformed) add(name, 500, rawBody(parts), idOf(parts));
 
-  const whole = rawBody([...text(), jpegPart()]);
-  add('a body cut before the closing boundary', 500, {
-    body: whole.body.subarray(0, whole.body.length - 12),
-    contentType: whole.contentType,
-  });
-  add('not multipart/form-data', 500, {
-    body: Buffer.from('{"status":"success"}'),
-    contentType: 'application/json',
-  });
+  const wholeParts = [...text(), jpegPart()];
+  const whole = rawBody(wholeParts);
+  // Signed as cut: the signature is right, only the body is not a whole multipart body.
+  add(
+    'a body cut before the closing boundary',
+    500,
+    { body: whole.body.subarray(0, whole.body.length - 12), contentType: whole.contentType },
+    idOf(wholeParts),
+  );
+  // A callback's fields, as JSON: its id_gen is there for a receiver that looks for one.
+  const json = common('success');
+  add(
+    'not multipart/form-data',
+    500,
+    { body: Buffer.from(JSON.stringify(json)), contentType: 'application/json' },
+    json.id_gen,
+  );
 
-  if (signed) {
+  if (secrets.length > 0) {
     // Each an error callback of its own, signed wrongly in one way only.
     const badlySigned = async (
       name: string,
-      signer: (id: string) => BodySigner | null,
+      signing: (id: string, body: Buffer) => () => Record<string, string>,
       change = (body: Buffer) => body,
     ) => {
       const callback: OutgoingCallback = {
@@ -172,19 +201,26 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
         message: 'original',
       };
       const made = await bytesOf(callback);
-      const signing = signer(callback.id_gen);
-      signing?.update(made.body);
-      const headers = signing?.headers() ?? {};
-      cases.push({ name, expect: 500, body: change(made.body), contentType: made.contentType, headers });
+      const sign = signing(callback.id_gen, made.body);
+      const body = change(made.body);
+      cases.push({
+        name,
+        expect: 500,
+        kind: 'signature',
+        body,
+        contentType: made.contentType,
+        sign,
+      });
     };
     const otherSecret = `whsec_${randomBytes(24).toString('base64')}`;
-    const hourAgo = Math.floor(Date.now() / 1000) - 3600;
-    await badlySigned('unsigned', () => null);
-    await badlySigned('signed with another secret', (id) => new BodySigner(otherSecret, id));
-    await badlySigned('signed an hour ago', (id) => new BodySigner(secrets, id, hourAgo));
+    await badlySigned('unsigned', () => unsigned);
+    await badlySigned('signed with another secret', (id, body) => signer(otherSecret, id, body));
+    // An hour before it is sent, whenever that is: far outside Standard Webhooks' ±5 minutes.
+    const hourAgo = () => Math.floor(Date.now() / 1000) - 3600;
+    await badlySigned('signed an hour ago', (id, body) => signer(secrets, id, body, hourAgo));
     await badlySigned(
       'body changed after signing',
-      (id) => new BodySigner(secrets, id),
+      (id, body) => signer(secrets, id, body),
       (body) => Buffer.from(body.toString('latin1').replace('original', 'tampered'), 'latin1'),
     );
   }

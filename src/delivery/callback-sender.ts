@@ -357,7 +357,7 @@ export function describeNetworkError(error: unknown): string {
     default: {
       // OpenSSL's messages span lines; an attempt's error is one.
       const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
-      if (typeof code === 'string' && TLS_ERROR_CODE.test(code)) return `tls_error: ${code} (${message})`;
+      if (isTlsErrorCode(code)) return `tls_error: ${code} (${message})`;
       return `network_error: ${message}`;
     }
   }
@@ -370,3 +370,8 @@ export function describeNetworkError(error: unknown): string {
  */
 const TLS_ERROR_CODE =
   /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|CERT_|INVALID_CA|PATH_LENGTH_EXCEEDED|HOSTNAME_MISMATCH)/;
+
+/** Whether an error `code` is one of a failed TLS handshake (TLS_ERROR_CODE). */
+export function isTlsErrorCode(code: unknown): boolean {
+  return typeof code === 'string' && TLS_ERROR_CODE.test(code);
+}

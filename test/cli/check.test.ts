@@ -3,78 +3,13 @@
  * are deliberately broken: one that accepts everything, one that rejects MP4, one that is not
  * idempotent.
  */
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isUuidv7 } from '../../src/ids/uuidv7.ts';
-import { createReceiver, MemoryReceiptStore, nodeHandler, type Receipt } from '../../src/receiver/index.ts';
-import { BIN, closedPort, runCli } from './helpers.ts';
+import { MemoryReceiptStore, type Receipt } from '../../src/receiver/index.ts';
+import { cleanUp, failing, ourHandler, ourReceiver, runCheck, SECRET, serve } from './check-helpers.ts';
+import { closedPort, runCli } from './helpers.ts';
 
-const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-
-interface CheckResult {
-  code: number | null;
-  report: {
-    conforms: boolean;
-    passed: number;
-    failed: number;
-    url: string;
-    hint?: string;
-    rows: { case: string; pass: boolean; reason: string; code?: string; note?: string }[];
-  };
-}
-
-function runCheck(url: string, extra: string[] = []): Promise<CheckResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ['check', url, '--json', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      try {
-        resolve({ code, report: JSON.parse(stdout) });
-      } catch {
-        reject(new Error(`check printed no JSON (exit ${code}): ${stdout} ${stderr}`));
-      }
-    });
-  });
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
-async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  const server: Server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-}
-
-async function ourHandler(options: Parameters<typeof createReceiver>[0] = {}) {
-  const out = await mkdtemp(join(tmpdir(), 'mediahook-check-'));
-  const receiver = createReceiver({ out, store: new MemoryReceiptStore(), ...options });
-  cleanups.push(async () => {
-    await receiver.close();
-    await rm(out, { recursive: true, force: true });
-  });
-  return nodeHandler(receiver);
-}
-
-async function ourReceiver(options: Parameters<typeof createReceiver>[0] = {}): Promise<string> {
-  return serve(await ourHandler(options));
-}
-
-function failing(result: CheckResult): string[] {
-  return result.report.rows.filter((row) => !row.pass).map((row) => row.case);
-}
+afterEach(cleanUp);
 
 describe('mediahook check', () => {
   it('passes our receiver, signed and unsigned', async () => {
