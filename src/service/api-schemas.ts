@@ -59,7 +59,17 @@ export const ATTEMPT_SCHEMA = {
 
 export const OPERATION_SCHEMA = {
   type: 'object',
-  required: ['id_gen', 'kind', 'family', 'state', 'webhook_url', 'created_at', 'finished_at', 'callback'],
+  required: [
+    'id_gen',
+    'kind',
+    'family',
+    'state',
+    'webhook_url',
+    'created_at',
+    'finished_at',
+    'error_message',
+    'callback',
+  ],
   properties: {
     id_gen: { type: 'string', description: 'UUIDv7; the idempotency key of the callback.' },
     kind: { type: 'string', enum: OPERATION_KINDS },
@@ -68,6 +78,10 @@ export const OPERATION_SCHEMA = {
     webhook_url: { type: 'string' },
     created_at: TIME,
     finished_at: { type: ['string', 'null'], format: 'date-time' },
+    error_message: {
+      type: ['string', 'null'],
+      description: 'Why a failed operation failed: the text its error callback carries; null otherwise.',
+    },
     callback: {
       type: 'object',
       required: ['state', 'next_attempt_at', 'attempts'],

@@ -125,6 +125,7 @@ export function toOperationResource(
     webhook_url: op.webhook_url,
     created_at: isoTime(op.created_at),
     finished_at: isoTimeOrNull(op.finished_at),
+    error_message: op.state === 'failed' ? op.error_message : null,
     callback: {
       state: callback?.state ?? 'pending',
       next_attempt_at:

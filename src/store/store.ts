@@ -162,6 +162,8 @@ export interface OperationResource {
   webhook_url: string;
   created_at: string;
   finished_at: string | null;
+  /** Why a failed operation failed (the text its error callback carries); null otherwise. */
+  error_message: string | null;
   callback: {
     state: CallbackState;
     next_attempt_at: string | null;

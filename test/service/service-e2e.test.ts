@@ -91,8 +91,15 @@ describe('the service, end to end on SQLite', () => {
       expect(got.status).toBe(200);
       expect(got.body).toEqual(JSON.parse(JSON.stringify(operation)));
     }
-    expect((await run.get(`/v1/operations/${created[0]}`)).body.state).toBe('succeeded');
-    expect((await run.get(`/v1/operations/${created[3]}`)).body.state).toBe('failed');
+    expect((await run.get(`/v1/operations/${created[0]}`)).body).toMatchObject({
+      state: 'succeeded',
+      error_message: null,
+    });
+    // A failed operation tells why, as its error callback did.
+    expect((await run.get(`/v1/operations/${created[3]}`)).body).toMatchObject({
+      state: 'failed',
+      error_message: 'out of GPU memory',
+    });
   });
 
   it('redelivers a delivered callback on request; the receiver sees a duplicate', async () => {

@@ -104,7 +104,17 @@ export function operationCases(t: SuiteContext): void {
 
     const resource = await store.getOperation(id!);
     expect(Object.keys(resource!).sort()).toEqual(
-      ['callback', 'created_at', 'family', 'finished_at', 'id_gen', 'kind', 'state', 'webhook_url'].sort(),
+      [
+        'callback',
+        'created_at',
+        'error_message',
+        'family',
+        'finished_at',
+        'id_gen',
+        'kind',
+        'state',
+        'webhook_url',
+      ].sort(),
     );
     expect(resource).toEqual({
       id_gen: id,
@@ -114,6 +124,7 @@ export function operationCases(t: SuiteContext): void {
       webhook_url: 'http://127.0.0.1:9000/hook',
       created_at: '2025-01-01T00:00:00.000Z',
       finished_at: '2025-01-01T00:00:00.000Z',
+      error_message: 'failure 0',
       callback: {
         state: 'retrying',
         next_attempt_at: '2025-01-01T00:00:05.000Z',
