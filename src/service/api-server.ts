@@ -5,6 +5,7 @@ import { uuidv7 } from '../ids/uuidv7.ts';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
 import { sendFileAnswer } from '../web/file-response.ts';
+import { sendRevalidated } from '../web/revalidated-answer.ts';
 import { requestTargetOf } from '../web/request-target.ts';
 import { hostHeaderProblem } from './api-http-server.ts';
 import { ApiError, apiErrorResponse, methodNotAllowed, unauthorized } from './api-error.ts';
@@ -72,6 +73,11 @@ function send(
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   send(res, status, JSON_TYPE, JSON.stringify(body));
+}
+
+/** A resource the dashboard polls: 304 to a client that holds it already (sendRevalidated). */
+function sendData(res: ServerResponse, body: unknown): void {
+  sendRevalidated(res.req, res, JSON.stringify(body), { 'content-type': JSON_TYPE });
 }
 
 /**
@@ -178,7 +184,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       before: textParam(url, 'before'),
     });
     const last = operations.length === limit ? operations[operations.length - 1]!.id_gen : null;
-    sendJson(res, 200, { operations, next_before: last });
+    sendData(res, { operations, next_before: last });
   }
 
   async function result(id: string, res: ServerResponse): Promise<void> {
@@ -215,7 +221,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     if (endpoint) {
       methodOf(req, path, ['GET']);
       const record = await store.getEndpoint(segment(endpoint[1]!, path));
-      return sendJson(res, 200, {
+      return sendData(res, {
         key: record.key,
         circuit_state: record.circuit_state,
         consecutive_failures: record.consecutive_failures,
@@ -237,7 +243,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     if (action === '/result') return result(id, res);
     const operation = await store.getOperation(id);
     if (!operation) throw new ApiError(404, 'not_found', `no operation ${id}`);
-    return sendJson(res, 200, operation);
+    return sendData(res, operation);
   }
 
   return (req, res) => {

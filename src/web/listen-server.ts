@@ -11,6 +11,7 @@ import {
   type ReceiverOutcome,
 } from '../receiver/index.ts';
 import { sendFileAnswer } from './file-response.ts';
+import { sendRevalidated } from './revalidated-answer.ts';
 import { INSPECTOR_HEADERS, inspectorPage } from './inspector-page.ts';
 import { requestTargetOf } from './request-target.ts';
 
@@ -71,7 +72,10 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
       return send(res, 200, 'text/html; charset=utf-8', inspectorPage(), INSPECTOR_HEADERS);
     }
     if (read && path === '/requests.json') {
-      return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(recent.map(publicOutcome)));
+      return sendRevalidated(req, res, JSON.stringify(recent.map(publicOutcome)), {
+        'content-type': 'application/json; charset=utf-8',
+        'x-content-type-options': 'nosniff',
+      });
     }
     if (read && path.startsWith('/files/')) {
       return sendFile(res, receiver.out, fileNameOf(path));

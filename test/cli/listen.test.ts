@@ -248,6 +248,12 @@ describe('mediahook listen', () => {
     const requests = (await list.body.json()) as { verdict: string; callback: { file: { url: string } } }[];
     expect(requests).toHaveLength(1);
     expect(requests[0]!.verdict).toBe('accepted');
+    // The page polls: a list it holds already is 304, by entity tag.
+    const unchanged = await request(new URL('/requests.json', listener.url), {
+      method: 'GET',
+      headers: { 'if-none-match': String(list.headers['etag']) },
+    });
+    expect([unchanged.statusCode, await unchanged.body.text()]).toEqual([304, '']);
     const file = await request(new URL(requests[0]!.callback.file.url, listener.url), { method: 'GET' });
     expect(file.headers['content-type']).toBe('image/jpeg');
     expect(Buffer.compare(Buffer.from(await file.body.arrayBuffer()), jpeg)).toBe(0);

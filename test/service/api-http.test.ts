@@ -138,6 +138,26 @@ describe('the API over HTTP', () => {
     expect(await exchange('GET /healthz HTTP/1.0\r\n')).toEqual({ status: 200, body: { ok: true } });
   });
 
+  it('answers a GET of data the client already holds 304, by entity tag', async () => {
+    const created = await run.post('/v1/operations', { ...GOOD, prompt: 'etag' });
+    for (const path of [`/v1/operations/${created.body.id_gen}`, '/v1/operations?limit=5']) {
+      const first = await run.get(path);
+      const tag = first.headers['etag'] as string;
+      expect(tag, path).toMatch(/^W\/"[\w-]+"$/);
+      expect(first.headers['cache-control'], path).toBe('private, no-cache');
+      for (const ifNoneMatch of [tag, tag.slice(2), `"other", ${tag}`, '*']) {
+        const again = await run.call('GET', path, undefined, { 'if-none-match': ifNoneMatch });
+        expect([again.status, again.text, again.headers['etag']], `${path} ${ifNoneMatch}`).toEqual([
+          304,
+          '',
+          tag,
+        ]);
+      }
+      const other = await run.call('GET', path, undefined, { 'if-none-match': 'W/"other"' });
+      expect([other.status, other.text], path).toEqual([200, first.text]);
+    }
+  });
+
   it('answers an undecodable path with 404 JSON, not 500', async () => {
     for (const [method, path] of [
       ['GET', '/v1/operations/%ZZ'],
