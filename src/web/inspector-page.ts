@@ -1,18 +1,22 @@
 import { pageHeaders } from './page-headers.ts';
+import { TEXT_SCRIPT, TEXT_STYLE } from './page-text.ts';
 
-const STYLE = `
+const STYLE = `${TEXT_STYLE}
   body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1d2330; background: #f7f8fa; }
   h1 { font-size: 1.2rem; margin: 0 0 1rem; }
+  /* Narrow screens scroll the table sideways, inside its box, rather than squeeze it unreadable. */
   .scroll { overflow-x: auto; }
-  /* Narrow screens scroll the table sideways rather than squeeze it unreadable. */
-  table { border-collapse: collapse; width: 100%; min-width: 720px; background: #fff; }
-  th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid #e3e6ec; vertical-align: top; }
-  /* A long id, message or header without spaces wraps instead of stretching the table. */
-  td.free { overflow-wrap: anywhere; }
+  /* Fixed columns: one long value cannot squeeze the others; it wraps, clamped to a few lines. */
+  table { border-collapse: collapse; table-layout: fixed; width: 100%; min-width: 1100px; background: #fff; }
+  col.c-time { width: 7.5rem; } col.c-verdict { width: 8rem; } col.c-callback { width: 6rem; }
+  col.c-fields { width: 25%; } col.c-headers { width: 28%; }
+  th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid #e3e6ec; vertical-align: top;
+           overflow-wrap: anywhere; }
   th { background: #eef0f4; font-weight: 600; }
   .accepted { color: #16703a; font-weight: 600; }
   .duplicate { color: #8a6100; font-weight: 600; }
   .rejected, .error { color: #b3261e; font-weight: 600; }
+  .mismatch { color: #8a6100; }
   code { font-size: 12px; display: block; }
   img, video { max-width: 160px; max-height: 120px; display: block; }
   #empty { color: #4d5566; }
@@ -21,91 +25,132 @@ const STYLE = `
 `;
 
 // Runs as written: the CSP admits this script by its hash, and nothing else.
-const SCRIPT = `
-'use strict';
+const SCRIPT =
+  TEXT_SCRIPT +
+  String.raw`
+const POLL_MS = 1000;
 const tbody = document.querySelector('#requests tbody');
 const problem = document.getElementById('problem');
-function el(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (className) node.className = className;
-  return node;
-}
 function cell(row, content, className) {
   const td = row.insertCell();
   td.append(...content);
   if (className) td.className = className;
   return td;
 }
-// One line "name=value"; <bdi> keeps right-to-left text inside its own value.
-function field(name, value) {
+// A received text in <bdi>, so that right-to-left text stays inside its own value.
+function isolated(value, key) {
+  const node = el('bdi');
+  node.append(clamped(value, key));
+  return node;
+}
+// One line "name=value".
+function field(name, value, key) {
   const line = el('div', name + '=');
-  line.append(el('bdi', String(value)));
+  line.append(isolated(value, key + '/' + name));
   return line;
 }
 // A stored file's element, kept across refreshes so that a playing video is not reloaded.
 const mediaByUrl = new Map();
-function media(file) {
-  const about = file.mediaType + ', ' + file.bytes + ' B';
+function media(file, key) {
   const wrap = el('div');
+  const name = visible(file.filename || '');
   if (file.url) {
     if (!mediaByUrl.has(file.url)) {
       const element = el(file.mediaType === 'video/mp4' ? 'video' : 'img');
       element.src = file.url;
-      if (element.tagName === 'VIDEO') { element.controls = true; element.muted = true; }
-      else element.alt = 'received ' + (file.filename || 'image');
+      if (element.tagName === 'VIDEO') {
+        element.controls = true;
+        element.muted = true;
+        element.setAttribute('aria-label', 'received ' + (name || 'video'));
+      } else element.alt = 'received ' + (name || 'image');
       mediaByUrl.set(file.url, element);
     }
     wrap.append(mediaByUrl.get(file.url));
   }
-  wrap.append(el('div', about));
-  if (file.filename) wrap.append(field('filename', file.filename));
+  // The type the bytes say; the one the sender declared too when they differ.
+  wrap.append(el('div', file.mediaType + ', ' + file.bytes + ' B', 'type'));
+  if (file.declaredType && file.declaredType !== file.mediaType) {
+    const declared = el('div', 'declared ', 'declared mismatch');
+    declared.append(isolated(file.declaredType, key + '/declared'));
+    wrap.append(declared);
+  }
+  if (file.filename) wrap.append(field('filename', file.filename, key));
+  if (file.url) {
+    const link = el('a', 'open the stored file', 'stored');
+    link.href = file.url;
+    link.target = '_blank';
+    wrap.append(link);
+  }
   return wrap;
 }
-let shown = '';
+// One request for the list at a time, a second after the last, none while the page is hidden.
+// The browser's cache revalidates it (ETag), and an unchanged list is not drawn again.
+let drawn = '';
+let timer = 0;
+let asking = false;
 async function refresh() {
+  clearTimeout(timer);
+  if (asking) return;
+  asking = true;
   try {
-    const response = await fetch('/requests.json', { cache: 'no-store' });
+    const response = await fetch('/requests.json');
     if (!response.ok) throw new Error('HTTP ' + response.status);
-    const text = await response.text();
+    const answer = await response.text();
     if (problem.textContent) problem.textContent = '';
     // Re-render only on change, so a playing video is not reloaded every second.
-    if (text !== shown) render(JSON.parse(text), text);
+    if (answer !== drawn) render(JSON.parse(answer), answer);
   } catch {
     const words = 'The receiver cannot be reached; trying again.';
     if (problem.textContent !== words) problem.textContent = words;
   }
-  setTimeout(refresh, 1000);
+  asking = false;
+  if (document.visibilityState !== 'hidden') timer = setTimeout(refresh, POLL_MS);
 }
-function render(requests, text) {
-  shown = text;
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'hidden') clearTimeout(timer);
+  else refresh();
+});
+function render(requests, answer) {
+  drawn = answer;
   document.getElementById('empty').hidden = requests.length > 0;
   document.getElementById('requests').hidden = requests.length === 0;
+  const focused = document.activeElement;
+  const refocus = focused && tbody.contains(focused) ? focused.dataset.focus : undefined;
   const urls = new Set();
   tbody.replaceChildren();
   for (const r of requests) {
     const row = tbody.insertRow();
+    const key = r.receivedAt + '/' + (r.callback ? r.callback.id_gen : '');
     row.dataset.verdict = r.verdict;
     cell(row, [r.receivedAt.replace('T', ' ').slice(0, 23)]);
-    cell(row, [r.verdict + (r.error ? ' — ' + r.error.code : '')], r.verdict);
+    const verdict = cell(row, [r.verdict], r.verdict);
+    if (r.error) verdict.append(' — ', isolated(r.error.code, key + '/code'));
     const c = r.callback;
     cell(row, [c ? c.family + ' ' + c.event : '']);
-    if (c) cell(row, [field('status', c.status), field('id_gen', c.id_gen), field('time_gen', c.time_gen)], 'free');
-    else cell(row, [el('bdi', r.error ? r.error.message : '')], 'free');
-    if (c && c.event === 'error') cell(row, [el('bdi', c.message)], 'free');
-    else if (c && c.file) { if (c.file.url) urls.add(c.file.url); cell(row, [media(c.file)], 'free'); }
-    else cell(row, []);
-    cell(row, Object.entries(r.headers).map(([k, v]) => el('code', k + ': ' + v)), 'free');
+    if (c) cell(row, [field('status', c.status, key), field('id_gen', c.id_gen, key), field('time_gen', c.time_gen, key)]);
+    else cell(row, [isolated(r.error ? r.error.message : '', key + '/error')]);
+    if (c && c.event === 'error') cell(row, [isolated(c.message, key + '/message')]);
+    else if (c && c.file) {
+      if (c.file.url) urls.add(c.file.url);
+      cell(row, [media(c.file, key)]);
+    } else cell(row, []);
+    const lines = Object.entries(r.headers).map(([name, value]) => {
+      const line = el('code');
+      line.append(clamped(name + ': ' + value, key + '/h/' + name));
+      return line;
+    });
+    cell(row, lines);
   }
   for (const url of mediaByUrl.keys()) if (!urls.has(url)) mediaByUrl.delete(url);
+  if (refocus) [...tbody.querySelectorAll('button')].find((b) => b.dataset.focus === refocus)?.focus();
 }
 refresh();
 `;
 
 /**
  * The receiver inspector of `mediahook listen`: one self-contained page (no build step, no
- * CDN) that polls `/requests.json` every second and lists every request with its verdict,
- * fields and file.
+ * CDN) that polls `/requests.json` every second while shown and lists every request with its
+ * verdict, fields, file and headers.
  */
 export function inspectorPage(): string {
   return `<!doctype html>
@@ -123,6 +168,7 @@ export function inspectorPage(): string {
 <p id="empty">No request yet. POST a callback to this address.</p>
 <div class="scroll">
 <table id="requests" hidden>
+  <colgroup><col class="c-time"><col class="c-verdict"><col class="c-callback"><col class="c-fields"><col class="c-file"><col class="c-headers"></colgroup>
   <thead><tr><th scope="col">time (UTC)</th><th scope="col">verdict</th><th scope="col">callback</th><th scope="col">fields</th><th scope="col">file or message</th><th scope="col">headers</th></tr></thead>
   <tbody></tbody>
 </table>

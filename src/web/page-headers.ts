@@ -6,7 +6,16 @@ export interface PageSources {
   media: readonly string[];
 }
 
-function hashSource(text: string): string {
+/**
+ * The CSP source admitting an inline `<script>` or `<style>` whose text is exactly `text`: the
+ * page must embed it unchanged (`<script>${text}</script>`). The hash is of what the browser
+ * parses, so a text the HTML parser would change or end early cannot be hashed ahead: a CR
+ * (read as LF), a closing tag of its own element, or `<!--` (which changes how a script ends).
+ */
+function hashSource(text: string, element: 'script' | 'style'): string {
+  if (text.includes('\r') || text.toLowerCase().includes(`</${element}`) || text.includes('<!--')) {
+    throw new Error(`an inline ${element} with a CR, </${element} or <!-- would not run as hashed`);
+  }
   return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 }
 
@@ -19,8 +28,8 @@ export function pageHeaders(script: string, style: string, sources: PageSources)
   const media = sources.media.join(' ');
   const policy = [
     "default-src 'none'",
-    `script-src ${hashSource(script)}`,
-    `style-src ${hashSource(style)}`,
+    `script-src ${hashSource(script, 'script')}`,
+    `style-src ${hashSource(style, 'style')}`,
     // data: for the empty favicon, which keeps the browser from asking for /favicon.ico.
     `img-src ${media} data:`,
     `media-src ${media}`,

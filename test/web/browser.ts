@@ -99,6 +99,8 @@ export function pagePerTest(): PagePerTest {
   beforeEach(async () => {
     context = await browser!.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
+    // A step that cannot happen fails with what it waited for, before the test's own timeout.
+    page.setDefaultTimeout(10_000);
     current = { page, watch: watchProblems(page) };
   });
   afterEach(async () => {
@@ -116,3 +118,7 @@ export function pagePerTest(): PagePerTest {
     },
   };
 }
+
+/** Markup and script a sender could put in any text: a page must show it as text, and run none of it. */
+export const HOSTILE =
+  "<img src=x onerror=\"document.title='pwned'\">\"'><script>document.title='pwned'</script>";

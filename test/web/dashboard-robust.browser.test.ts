@@ -7,23 +7,8 @@
 import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningService, startService } from '../service/service-harness.ts';
-import { overflowsSideways, pagePerTest, screenshot, skipBrowserTests } from './browser.ts';
-
-const HOSTILE = "<img src=x onerror=\"document.title='pwned'\">\"'><script>document.title='pwned'</script>";
-
-function operation(id: string, more: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id_gen: id,
-    kind: 'image',
-    family: 'A',
-    state: 'failed',
-    webhook_url: 'http://127.0.0.1:9/hook',
-    created_at: '2026-01-01T10:00:00.000Z',
-    finished_at: '2026-01-01T10:00:01.000Z',
-    callback: { state: 'dead', next_attempt_at: null, attempts: [] },
-    ...more,
-  };
-}
+import { operation } from './dashboard-fixture.ts';
+import { HOSTILE, overflowsSideways, pagePerTest, screenshot, skipBrowserTests } from './browser.ts';
 
 /** Answers the operation list with `operations` (and `next_before`) instead of the service. */
 async function fakeList(page: Page, answer: (url: URL) => Record<string, unknown>): Promise<void> {

@@ -9,29 +9,8 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Receiving, startReceiving } from '../service/service-harness.ts';
-import { overflowsSideways, pagePerTest, screenshot, skipBrowserTests } from './browser.ts';
-
-const HOSTILE = "<img src=x onerror=\"document.title='pwned'\">\"'><script>document.title='pwned'</script>";
-
-function request(id: string, more: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    verdict: 'accepted',
-    receivedAt: '2026-01-01T10:00:00.000Z',
-    durationMs: 3,
-    error: null,
-    headers: { 'content-type': 'multipart/form-data; boundary=x' },
-    callback: {
-      event: 'error',
-      family: 'B',
-      status: 'error',
-      id_gen: id,
-      time_gen: '2026-01-01T10:00:00.000Z',
-      message: 'failed',
-      file: null,
-    },
-    ...more,
-  };
-}
+import { inspectedRequest as request } from './inspector-fixture.ts';
+import { HOSTILE, overflowsSideways, pagePerTest, screenshot, skipBrowserTests } from './browser.ts';
 
 async function fakeRequests(page: Page, answer: () => unknown[]): Promise<void> {
   await page.route('**/requests.json', (route) => route.fulfill({ json: answer() }));
