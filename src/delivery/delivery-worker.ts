@@ -334,10 +334,17 @@ export class DeliveryWorker {
       }
     }
     const cancel = this.#cancel.signal;
+    const lost = new AbortController();
+    const renewal = this.#renewWhileSending(callback.id_gen, lost);
     let attempt: AttemptResult;
     try {
-      attempt = await sender.send(operation.webhook_url, outgoingCallbackOf(operation, file), cancel);
+      attempt = await sender.send(
+        operation.webhook_url,
+        outgoingCallbackOf(operation, file),
+        AbortSignal.any([cancel, lost.signal]),
+      );
     } finally {
+      clearInterval(renewal);
       if (file instanceof Uint8Array) this.#buffers.give(callback.endpoint_key, file);
     }
     if (cancel.aborted && attempt.error?.startsWith(CANCELLED)) {
@@ -349,6 +356,27 @@ export class DeliveryWorker {
     const circuit =
       attempt.verdict === 'refused' ? null : attempt.verdict === 'retry' ? 'failed' : 'answered';
     this.#finish(callback, attempt, this.#nextState(callback, attempt), circuit);
+  }
+
+  /**
+   * Renews the callback's lease every third of it while its request is open: a send may last
+   * longer than the lease (a receiver slow within every timeout), and a lapsed lease would let a
+   * claim, this worker's own included, send the callback again beside it. Should the lease be
+   * lost all the same (the store out of reach for a whole lease), `lost` ends the request: the
+   * worker that holds the callback now sends it.
+   */
+  #renewWhileSending(idGen: string, lost: AbortController): NodeJS.Timeout {
+    const leaseMs = this.#options.leaseMs ?? 10 * 60_000;
+    const timer = setInterval(() => {
+      this.#options.store.renewCallbackLease(idGen, this.workerId, leaseMs).then(
+        (held) => {
+          if (!held) lost.abort();
+        },
+        (error: unknown) => this.#options.onError?.(error),
+      );
+    }, leaseMs / 3);
+    timer.unref();
+    return timer;
   }
 
   #finish(

@@ -4,7 +4,12 @@
  * SQL included, lives here and in the query modules once.
  */
 import type { Kysely } from 'kysely';
-import { recordAttemptRows, redeliverRow, releaseLeaseRows } from './callback-queries.ts';
+import {
+  recordAttemptRows,
+  redeliverRow,
+  releaseLeaseRows,
+  renewCallbackLeaseRow,
+} from './callback-queries.ts';
 import { claimCallbackRows } from './claim-queries.ts';
 import { migrateToLatest } from './migrations.ts';
 import {
@@ -274,6 +279,12 @@ export abstract class SqlStore implements Store {
   releaseLeases(workerId: string): Promise<ReleasedLeases> {
     checkWorker(workerId);
     return this.write((trx, events) => releaseLeaseRows(trx, workerId, this.clock(), events));
+  }
+
+  renewCallbackLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean> {
+    checkWorker(workerId);
+    checkDuration('leaseMs', leaseMs);
+    return renewCallbackLeaseRow(this.db, idGen, workerId, leaseMs, this.clock());
   }
 
   recoverLeases(): Promise<ReleasedLeases> {

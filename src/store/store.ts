@@ -275,6 +275,8 @@ export interface Store {
   ): Promise<SettleResult>;
   /** Gives back what `workerId` holds, due now (graceful shutdown). */
   releaseLeases(workerId: string): Promise<ReleasedLeases>;
+  /** Extends the lease of a callback being delivered; false when the worker no longer holds it. */
+  renewCallbackLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean>;
   /** Gives back every lease, due now (a single-process service restarting). */
   recoverLeases(): Promise<ReleasedLeases>;
   /** A finished callback back to `pending`, due now, history kept. */

@@ -123,6 +123,17 @@ describe.each(backends)('delivery worker lifecycle on $name', (kind) => {
     expect(attempts[0]?.error).toMatch(/^cancelled: /);
   });
 
+  it('keeps the lease of a send that outlasts it, so the callback is not sent again beside it', async () => {
+    // Within every timeout of the sender, yet far longer than the lease.
+    receiver.script = () => ({ status: 200, delayMs: 1_500 });
+    const id = await f.finished(receiver.url, 'error');
+    await f.worker({ workerId: 'slow-sender', leaseMs: 300 });
+    await waitForStates(f, [id], 'delivered', 10_000);
+    expect(receiver.requests.length).toBe(1);
+    expect(receiver.overlaps).toEqual([]);
+    expect((await f.store.getOperation(id))?.callback.attempts).toHaveLength(1);
+  });
+
   it('waits for deliveries that finish within the grace period and records them', async () => {
     receiver.script = () => ({ status: 200, body: 'ok', delayMs: 300 });
     const [id] = await f.finishedMany(1, receiver.url);

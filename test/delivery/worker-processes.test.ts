@@ -47,7 +47,7 @@ describe.each(backends)('delivery worker processes on $name', (kind) => {
   /** Spawns a worker on this test's store and waits until it has opened it. */
   async function spawnWorker(
     workerId: string,
-    options: { leaseMs: number; concurrency: number; recover?: boolean },
+    options: { leaseMs: number; concurrency: number; recover?: boolean; renewLeases?: boolean },
   ): Promise<WorkerProcess> {
     const store = f.store;
     const db = store instanceof SqliteStore ? store.path : POSTGRES_URL;
@@ -147,12 +147,13 @@ describe.each(backends)('delivery worker processes on $name', (kind) => {
   it.runIf(kind.name === 'postgres')(
     '(control) the overlap check does catch leases shorter than a delivery',
     async () => {
-      // Leases of 50 ms under answers of 100 ms lapse mid-request, so the other worker takes the
-      // callback over while the first request is still open: exactly what the test above rules out.
+      // Leases of 50 ms, never renewed, under answers of 100 ms lapse mid-request, so the other
+      // worker takes the callback over while the first request is still open: exactly what the
+      // test above rules out.
       const ids = await f.finishedMany(12, receiver.url);
       const workers = await Promise.all([
-        spawnWorker('one', { leaseMs: 50, concurrency: 4 }),
-        spawnWorker('two', { leaseMs: 50, concurrency: 4 }),
+        spawnWorker('one', { leaseMs: 50, concurrency: 4, renewLeases: false }),
+        spawnWorker('two', { leaseMs: 50, concurrency: 4, renewLeases: false }),
       ]);
       await Promise.all(workers.map((w) => w.go()));
       await waitForStates(f, ids, 'delivered', 20_000);

@@ -166,6 +166,30 @@ export function callbackCases(t: SuiteContext): void {
     expect((await store.claimCallbacks('w3', { limit: 5, leaseMs: LEASE })).length).toBe(2);
   });
 
+  it('renews a lease for the worker that holds it only, so a long send is not taken over', async () => {
+    const { clock, store } = t;
+    const [id] = await finishedOperations(store, 1);
+    await store.claimCallbacks('w1', { limit: 1, leaseMs: LEASE });
+    clock.advance(LEASE - 1);
+    const renewedAt = clock.now;
+    expect(await store.renewCallbackLease(id!, 'w1', LEASE)).toBe(true);
+    expect(await store.renewCallbackLease(id!, 'w2', LEASE)).toBe(false);
+    clock.advance(LEASE - 1);
+    // Past the first lease, within the renewed one: due to nobody, w1 included.
+    expect(await store.claimCallbacks('w1', { limit: 5, leaseMs: LEASE })).toEqual([]);
+    expect(await store.claimCallbacks('w2', { limit: 5, leaseMs: LEASE })).toEqual([]);
+    expect(await store.getCallback(id!)).toMatchObject({
+      state: 'delivering',
+      lease_owner: 'w1',
+      lease_expires_at: renewedAt + LEASE,
+    });
+    clock.advance(LEASE);
+    const [taken] = await store.claimCallbacks('w2', { limit: 5, leaseMs: LEASE });
+    expect(taken?.callback.id_gen).toBe(id);
+    // Taken over: the first worker's renewal no longer holds it.
+    expect(await store.renewCallbackLease(id!, 'w1', LEASE)).toBe(false);
+  });
+
   it('redelivers a finished callback with its history kept', async () => {
     const { clock, store } = t;
     const [id] = await finishedOperations(store, 1);
