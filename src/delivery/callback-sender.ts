@@ -66,6 +66,13 @@ const STALL_WINDOW_MS = 10_000;
  */
 const BUFFERED_BYTES = 1024 * 1024;
 
+/**
+ * How long the first bytes of an answer are waited for once its status is in. The status has
+ * decided the attempt; the bytes only say more about it, and a receiver that trickles them (a
+ * byte now and then, each within the body timeout) must not hold the slot meanwhile.
+ */
+const ANSWER_HEAD_MS = 5_000;
+
 /** Why a send cancelled through its signal failed; the attempt's error starts with it. */
 export const CANCELLED = 'cancelled: the sender was asked to stop';
 
@@ -167,10 +174,11 @@ export class CallbackSender {
       signal?.addEventListener('abort', cancel, { once: true });
 
       let sent = 0;
-      let windowStart = performance.now();
+      // The watch starts with the upload, once connected: the connect timeout is undici's.
+      let windowStart = 0;
       let windowBytes = 0;
-      let lastWrite = windowStart;
-      let uploading = true;
+      let lastWrite = 0;
+      let uploading = false;
       // A receiver that reads a byte now and then would keep the slot forever: require a rate;
       // and one that stops reading gets the response timeout, as one that does not answer.
       const watchdog = setInterval(
@@ -193,10 +201,12 @@ export class CallbackSender {
       watchdog.unref();
 
       let settled = false;
+      let headTimer: NodeJS.Timeout | undefined;
       const settle = (result: AttemptResult) => {
         if (settled) return;
         settled = true;
         clearInterval(watchdog);
+        clearTimeout(headTimer);
         signal?.removeEventListener('abort', cancel);
         resolve(result);
       };
@@ -214,6 +224,9 @@ export class CallbackSender {
 
       // undici takes the iterable as it is; a Readable around it would cost more than the request.
       async function* body(): AsyncGenerator<Buffer> {
+        uploading = true;
+        windowStart = performance.now();
+        lastWrite = windowStart;
         for await (const chunk of encoded.inMemory() ?? encoded.body()) {
           sent += chunk.length;
           windowBytes += chunk.length;
@@ -229,11 +242,18 @@ export class CallbackSender {
           controller = c;
           if (abortReason) c.abort(abortReason);
         },
-        onResponseStart(_c, statusCode, responseHeadersIn) {
+        onResponseStart(c, statusCode, responseHeadersIn) {
           if (statusCode < 200) return; // an interim answer (102, 103): the real one follows
           uploading = false;
           status = statusCode;
           responseHeaders = responseHeadersIn;
+          headTimer = setTimeout(
+            () => {
+              answered();
+              c.abort(new Error('the answer was read as long as it is waited for'));
+            },
+            Math.min(responseTimeout, ANSWER_HEAD_MS),
+          );
         },
         onResponseData(c, chunk) {
           if (status === null) return;
@@ -322,7 +342,8 @@ function answerOf(
       status >= 300 && status < 400
         ? `redirect not followed${location ? ` (Location: ${location})` : ''}`
         : null,
-    response_head: Buffer.concat(kept).toString('utf8'),
+    // No bytes at all (a 204, an empty 200) is no answer to show, as for a failure.
+    response_head: kept.length === 0 ? null : Buffer.concat(kept).toString('utf8'),
     verdict,
     retry_after_ms: verdict === 'retry' ? parseRetryAfter(headerText(headers['retry-after'])) : null,
   };

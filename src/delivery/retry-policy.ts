@@ -68,7 +68,8 @@ export function nextRetryDelay(
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
   if (value === undefined) return null;
   const text = value.trim();
-  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+  // Any number of digits: a delay beyond every bound is held at the longest, not ignored.
+  if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, Number.MAX_SAFE_INTEGER);
   // Date.parse reads nearly anything (`1.5` and `-1` as days of 2001, hence "retry now"); every
   // HTTP-date form (IMF-fixdate, RFC 850, asctime) starts with the day's name.
   if (!/^[A-Za-z]{3,9},? /.test(text)) return null;

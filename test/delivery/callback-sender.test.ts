@@ -346,6 +346,54 @@ describe('answers that are not a plain success', () => {
     expect(attempt.response_head).toBe('partial');
   });
 
+  it('settles by the status once the answer has had its time, however its bytes trickle', async () => {
+    // Each byte well within the body timeout, yet 1 KiB of them would take minutes.
+    const open = new Set<Socket>();
+    const trickling = createNetServer((socket) => {
+      open.add(socket);
+      socket.on('error', () => {});
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n');
+        const drip = setInterval(() => socket.write('x'), 100);
+        socket.on('close', () => clearInterval(drip));
+      });
+    });
+    await new Promise<void>((resolve) => trickling.listen(0, LOOPBACK, resolve));
+    closers.push(
+      () =>
+        new Promise<void>((resolve) => {
+          trickling.close(() => resolve());
+          for (const socket of open) socket.destroy();
+        }),
+    );
+    const { port } = trickling.address() as AddressInfo;
+    const attempt = await sender({ responseTimeoutMs: 1_000 }).send(
+      `http://${LOOPBACK}:${port}/hook`,
+      errorCallback,
+    );
+    expect(attempt).toMatchObject({ verdict: 'delivered', status_code: 200 });
+    expect(attempt.duration_ms).toBeLessThan(5_000);
+    expect(attempt.response_head).toMatch(/^x+$/);
+  });
+
+  it('shows no answer for an answer without a body', async () => {
+    const r = await receiver(() => ({ status: 204 }));
+    const attempt = await sender().send(r.url('a'), errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'delivered', status_code: 204, response_head: null });
+  });
+
+  it('measures the upload rate from the upload on, not from before the connection', async () => {
+    const r = await receiver();
+    // The name takes longer to resolve than the rate's whole window: no upload has begun yet.
+    const slowResolver = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return [{ address: LOOPBACK, family: 4 }];
+    };
+    const s = sender({ uploadStallWindowMs: 100, guard: { resolver: slowResolver } });
+    const attempt = await s.send(`http://callback.test:${r.port}/hook`, errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'delivered', status_code: 200, error: null });
+  });
+
   it('does not follow a redirect and says why it retries', async () => {
     const target = await receiver();
     const r = await receiver(() => ({ status: 307, headers: { location: target.url('b') } }));

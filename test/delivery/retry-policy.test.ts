@@ -78,6 +78,9 @@ describe('parseRetryAfter', () => {
     ['Wed, 01 Jan 2025 00:02:00 GMT', 120_000],
     ['Wednesday, 01-Jan-25 00:00:30 GMT', 30_000],
     ['Tue, 31 Dec 2024 23:00:00 GMT', 0],
+    // Beyond every bound (nextRetryDelay holds it at the longest), not ignored.
+    ['99999999999', 99_999_999_999_000],
+    ['9'.repeat(400), Number.MAX_SAFE_INTEGER],
   ])('reads %j as %d ms', (text, ms) => {
     expect(parseRetryAfter(text, now)).toBe(ms);
   });
