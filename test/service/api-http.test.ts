@@ -4,7 +4,7 @@
  */
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { apiClientError } from '../../src/service/api-error.ts';
 import { type RunningService, startService, waitForCallback } from './service-harness.ts';
 
@@ -139,21 +139,24 @@ describe('the API over HTTP', () => {
   });
 
   it('answers a GET of data the client already holds 304, by entity tag', async () => {
-    const created = await run.post('/v1/operations', { ...GOOD, prompt: 'etag' });
+    // No workers: nothing changes the operation between the two GETs.
+    const still = await startService({ workers: false });
+    onTestFinished(() => still.stop());
+    const created = await still.post('/v1/operations', { ...GOOD, prompt: 'etag' });
     for (const path of [`/v1/operations/${created.body.id_gen}`, '/v1/operations?limit=5']) {
-      const first = await run.get(path);
+      const first = await still.get(path);
       const tag = first.headers['etag'] as string;
       expect(tag, path).toMatch(/^W\/"[\w-]+"$/);
       expect(first.headers['cache-control'], path).toBe('private, no-cache');
       for (const ifNoneMatch of [tag, tag.slice(2), `"other", ${tag}`, '*']) {
-        const again = await run.call('GET', path, undefined, { 'if-none-match': ifNoneMatch });
+        const again = await still.call('GET', path, undefined, { 'if-none-match': ifNoneMatch });
         expect([again.status, again.text, again.headers['etag']], `${path} ${ifNoneMatch}`).toEqual([
           304,
           '',
           tag,
         ]);
       }
-      const other = await run.call('GET', path, undefined, { 'if-none-match': 'W/"other"' });
+      const other = await still.call('GET', path, undefined, { 'if-none-match': 'W/"other"' });
       expect([other.status, other.text], path).toEqual([200, first.text]);
     }
   });
