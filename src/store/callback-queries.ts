@@ -112,29 +112,6 @@ export async function releaseLeaseRows(
 }
 
 /**
- * Extends the lease on a callback being delivered; false when `workerId` no longer holds it.
- * A send may outlast any lease fixed in advance (a slow receiver within every timeout): its
- * worker renews the lease while the request is open, so that no claim, its own included, takes
- * the callback over and sends it again beside it.
- */
-export async function renewCallbackLeaseRow(
-  db: StoreDb,
-  idGen: string,
-  workerId: string,
-  leaseMs: number,
-  now: number,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('callbacks')
-    .set({ lease_expires_at: now + leaseMs })
-    .where('id_gen', '=', idGen)
-    .where('state', '=', 'delivering')
-    .where('lease_owner', '=', workerId)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/**
  * Queues a callback again, due now. A final one (delivered, dead, gone) starts a new round: its
  * retry schedule restarts, its attempts so far stay. One still waiting is just made due now.
  * One being delivered, or an operation not finished yet, is a conflict.

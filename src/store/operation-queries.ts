@@ -147,18 +147,27 @@ export async function claimOperationRow(
   return row === undefined ? undefined : toOperationRecord(row);
 }
 
-export async function renewOperationLeaseRow(
+/** The state a row of each leased table is in while its lease is held. */
+const LEASED_STATE = { operations: 'running', callbacks: 'delivering' } as const;
+
+/**
+ * Extends the lease on a running operation or a callback being delivered; false when `workerId`
+ * no longer holds it. A generation or a send may outlast any lease fixed in advance: its worker
+ * renews the lease meanwhile, so that no claim, its own included, takes over the work in hand.
+ */
+export async function renewLeaseRow(
   db: StoreDb,
+  table: keyof typeof LEASED_STATE,
   idGen: string,
   workerId: string,
   leaseMs: number,
   now: number,
 ): Promise<boolean> {
   const result = await db
-    .updateTable('operations')
+    .updateTable(table)
     .set({ lease_expires_at: now + leaseMs })
     .where('id_gen', '=', idGen)
-    .where('state', '=', 'running')
+    .where('state', '=', LEASED_STATE[table])
     .where('lease_owner', '=', workerId)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;

@@ -4,12 +4,7 @@
  * SQL included, lives here and in the query modules once.
  */
 import type { Kysely } from 'kysely';
-import {
-  recordAttemptRows,
-  redeliverRow,
-  releaseLeaseRows,
-  renewCallbackLeaseRow,
-} from './callback-queries.ts';
+import { recordAttemptRows, redeliverRow, releaseLeaseRows } from './callback-queries.ts';
 import { claimCallbackRows } from './claim-queries.ts';
 import { migrateToLatest } from './migrations.ts';
 import {
@@ -19,7 +14,7 @@ import {
   type Dialect,
   finishOperationRows,
   insertOperation,
-  renewOperationLeaseRow,
+  renewLeaseRow,
   type StoreDb,
   selectOperationRow,
 } from './operation-queries.ts';
@@ -173,7 +168,7 @@ export abstract class SqlStore implements Store {
 
   renewOperationLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean> {
     checkDuration('leaseMs', leaseMs);
-    return renewOperationLeaseRow(this.db, idGen, workerId, leaseMs, this.clock());
+    return renewLeaseRow(this.db, 'operations', idGen, workerId, leaseMs, this.clock());
   }
 
   finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult> {
@@ -284,7 +279,7 @@ export abstract class SqlStore implements Store {
   renewCallbackLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean> {
     checkWorker(workerId);
     checkDuration('leaseMs', leaseMs);
-    return renewCallbackLeaseRow(this.db, idGen, workerId, leaseMs, this.clock());
+    return renewLeaseRow(this.db, 'callbacks', idGen, workerId, leaseMs, this.clock());
   }
 
   recoverLeases(): Promise<ReleasedLeases> {
