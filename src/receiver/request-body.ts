@@ -33,11 +33,12 @@ function codingsOf(header: string): string[] {
 }
 
 /**
- * Reads the body into the decoder (and the verifier), bounded in size (`tooLarge` past it). When the decoder
- * refuses a signed body, the rest of it still goes through the verifier (within the size
- * bound): a body that is not what was signed is `bad_signature` before anything is said about
- * its content, as Standard Webhooks verifies before it parses. A body that cannot be read whole
- * keeps the decoder's refusal.
+ * Reads the body into the decoder (and the verifier). A stream is bounded in size as it is
+ * read (`tooLarge` past it); a whole body's size is known before, and checked by the caller
+ * with the declared length. When the decoder refuses a signed body, the rest of it still goes
+ * through the verifier (within the size bound): a body that is not what was signed is
+ * `bad_signature` before anything is said about its content, as Standard Webhooks verifies
+ * before it parses. A body that cannot be read whole keeps the decoder's refusal.
  */
 export async function feed(
   body: ReceiverRequest['body'],
@@ -48,7 +49,6 @@ export async function feed(
 ): Promise<void> {
   if (body === null) return;
   if (body instanceof Uint8Array) {
-    if (body.length > maxBodyBytes) throw tooLarge();
     verifier?.update(body);
     try {
       await decoder.write(body);
