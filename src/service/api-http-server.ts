@@ -1,17 +1,11 @@
-import {
-  createServer,
-  type IncomingMessage,
-  type RequestListener,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import { ApiError, apiClientError, apiErrorResponse } from './api-error.ts';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { apiClientError, ApiError } from './api-error.ts';
 
 /**
  * An HTTP server for the API's handler whose every refusal is the API's JSON error: bytes
- * that are not HTTP (`apiClientError`), an `Expect` it cannot meet (417) and, as the handler
- * checks them itself, a missing or repeated `Host` (400) — where Node would answer those with
- * an empty body of its own.
+ * that are not HTTP (`apiClientError`) and, as the handler checks them itself
+ * (`requestHeadError`), a missing or repeated `Host` (400) and an `Expect` it cannot meet
+ * (417) — where Node would answer those with an empty body of its own.
  *
  * @example
  * createApiServer(service.handler).listen(8080, '127.0.0.1');
@@ -19,32 +13,38 @@ import { ApiError, apiClientError, apiErrorResponse } from './api-error.ts';
 export function createApiServer(handler: RequestListener): Server {
   const server = createServer({ requireHostHeader: false }, handler);
   server.on('clientError', apiClientError);
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const expectation = String(req.headers.expect).slice(0, 100);
-    const answer = apiErrorResponse(
-      new ApiError(417, 'expectation_failed', `the server cannot meet Expect: ${expectation}`),
-    );
-    const body = JSON.stringify(answer.body);
-    res.writeHead(answer.status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
-      connection: 'close',
-    });
-    res.end(body);
-  });
+  // Node hands a request with an Expect other than 100-continue here instead of to the handler.
+  server.on('checkExpectation', handler);
   return server;
 }
 
+/** Node's test for a `100-continue` expectation, which it meets itself. */
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+
 /**
- * Why a request's `Host` is unacceptable, or null: HTTP/1.1 asks for exactly one (RFC 9112
- * §3.2: a server answers 400 to none or several); HTTP/1.0 may leave it out.
+ * The refusal a request's head earns before any route, or null. HTTP/1.1 asks for exactly one
+ * `Host` (RFC 9112 §3.2: a server answers 400 to none or several; HTTP/1.0 may leave it out),
+ * and an expectation the server cannot meet is answered 417 (RFC 9110 §10.1.1).
  */
-export function hostHeaderProblem(req: Pick<IncomingMessage, 'rawHeaders' | 'httpVersion'>): string | null {
-  let count = 0;
+export function requestHeadError(
+  req: Pick<IncomingMessage, 'rawHeaders' | 'httpVersion' | 'headers'>,
+): ApiError | null {
+  let hosts = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i]!.toLowerCase() === 'host') count++;
+    if (req.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
   }
-  if (count > 1) return 'the request has more than one Host header';
-  if (count === 0 && req.httpVersion !== '1.0') return 'an HTTP/1.1 request needs a Host header';
+  if (hosts > 1) return new ApiError(400, 'invalid_request', 'the request has more than one Host header');
+  if (hosts === 0 && req.httpVersion !== '1.0') {
+    return new ApiError(400, 'invalid_request', 'an HTTP/1.1 request needs a Host header');
+  }
+  const expectation = req.headers.expect;
+  if (expectation !== undefined && !CONTINUE.test(expectation)) {
+    return new ApiError(
+      417,
+      'expectation_failed',
+      `the server cannot meet Expect: ${expectation.slice(0, 100)}`,
+      { connection: 'close' },
+    );
+  }
   return null;
 }

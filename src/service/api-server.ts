@@ -7,7 +7,7 @@ import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
 import { sendFileAnswer } from '../web/file-response.ts';
 import { sendRevalidated } from '../web/revalidated-answer.ts';
 import { requestTargetOf } from '../web/request-target.ts';
-import { hostHeaderProblem } from './api-http-server.ts';
+import { requestHeadError } from './api-http-server.ts';
 import { ApiError, apiErrorResponse, methodNotAllowed, unauthorized } from './api-error.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
@@ -199,8 +199,8 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const hostProblem = hostHeaderProblem(req);
-    if (hostProblem) throw new ApiError(400, 'invalid_request', hostProblem);
+    const refusal = requestHeadError(req);
+    if (refusal) throw refusal;
     const url = requestTargetOf(req);
     if (url === null) throw new ApiError(400, 'invalid_request', 'the request target is not a valid URL');
     const path = url.pathname;
