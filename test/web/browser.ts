@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 
 export const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 
@@ -122,3 +122,16 @@ export function pagePerTest(): PagePerTest {
 /** Markup and script a sender could put in any text: a page must show it as text, and run none of it. */
 export const HOSTILE =
   "<img src=x onerror=\"document.title='pwned'\">\"'><script>document.title='pwned'</script>";
+
+/**
+ * Checks a page that shows HOSTILE text: it overflows sideways neither wide nor 375 px wide,
+ * none of the text ran, and nothing went wrong in it; the narrow page is saved as `shot`.
+ */
+export async function expectHostileShownSafely(view: PagePerTest, shot: string): Promise<void> {
+  expect(await overflowsSideways(view.page)).toBe(false);
+  await view.page.setViewportSize({ width: 375, height: 800 });
+  expect(await overflowsSideways(view.page)).toBe(false);
+  await screenshot(view.page, shot);
+  expect(await view.page.title()).not.toBe('pwned');
+  expect(view.watch.problems).toEqual([]);
+}

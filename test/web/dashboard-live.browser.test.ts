@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { pagePerTest, screenshot, skipBrowserTests } from './browser.ts';
 import { type Api, operation, startDashboard } from './dashboard-fixture.ts';
-import { pageServerPerTest, setHidden } from './page-server.ts';
+import { expectRestWhileHidden, pageServerPerTest } from './page-server.ts';
 
 describe.skipIf(skipBrowserTests)('the service dashboard in a tab', () => {
   const view = pagePerTest();
@@ -39,15 +39,7 @@ describe.skipIf(skipBrowserTests)('the service dashboard in a tab', () => {
         : undefined,
     );
     await view.page.locator('tr[data-id="op-1"]').waitFor();
-    await view.page.evaluate(setHidden, true);
-    await view.page.waitForTimeout(300);
-    const hiddenFrom = live.of('/v1/operations').length;
-    await view.page.waitForTimeout(4500);
-    expect(live.of('/v1/operations').length).toBe(hiddenFrom);
-    const shownAt = Date.now();
-    await view.page.evaluate(setHidden, false);
-    await expect.poll(() => live.of('/v1/operations').length, { timeout: 2000 }).toBe(hiddenFrom + 1);
-    expect(live.of('/v1/operations').at(-1)!.at - shownAt).toBeLessThan(500);
+    await expectRestWhileHidden(view.page, live, '/v1/operations', 4500);
   });
 
   it('asks circuits only for receivers with callbacks waiting, seldom, and survives one failing', async () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { INSPECTOR_HEADERS, inspectorPage } from '../../src/web/inspector-page.ts';
 import { inspectedRequest as request } from './inspector-fixture.ts';
 import { overflowsSideways, pagePerTest, screenshot, skipBrowserTests } from './browser.ts';
-import { pageServerPerTest, setHidden, startPageServer } from './page-server.ts';
+import { expectRestWhileHidden, pageServerPerTest, startPageServer } from './page-server.ts';
 
 function withFile(id: string, file: Record<string, unknown>): Record<string, unknown> {
   const made = request(id);
@@ -51,15 +51,7 @@ describe.skipIf(skipBrowserTests)('the receiver inspector in a tab', () => {
     requests = [request('first')];
     const live = await open();
     await view.page.locator('#requests tbody tr').waitFor();
-    await view.page.evaluate(setHidden, true);
-    await view.page.waitForTimeout(300); // a request already in flight ends
-    const hiddenFrom = live.of('/requests.json').length;
-    await view.page.waitForTimeout(2500);
-    expect(live.of('/requests.json').length).toBe(hiddenFrom);
-    const shownAt = Date.now();
-    await view.page.evaluate(setHidden, false);
-    await expect.poll(() => live.of('/requests.json').length, { timeout: 2000 }).toBe(hiddenFrom + 1);
-    expect(live.of('/requests.json').at(-1)!.at - shownAt).toBeLessThan(500);
+    await expectRestWhileHidden(view.page, live, '/requests.json', 2500);
   });
 
   it('shows invisible characters as escapes, everywhere a sender could hide them', async () => {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 
 /** What a test answers for one request: JSON (200 unless told), or nothing for a 404. */
 export interface Answer {
@@ -128,4 +128,25 @@ export function pageServerPerTest(view: {
     await view.page.goto(server.url);
     return server;
   };
+}
+
+/**
+ * Hides the page and checks that it asks `live` nothing at `path` for `quietMs` (more than its
+ * polling interval), then shows it again and checks that it asks at once.
+ */
+export async function expectRestWhileHidden(
+  page: Page,
+  live: PageServer,
+  path: string,
+  quietMs: number,
+): Promise<void> {
+  await page.evaluate(setHidden, true);
+  await page.waitForTimeout(300); // a request already in flight ends
+  const hiddenFrom = live.of(path).length;
+  await page.waitForTimeout(quietMs);
+  expect(live.of(path).length).toBe(hiddenFrom);
+  const shownAt = Date.now();
+  await page.evaluate(setHidden, false);
+  await expect.poll(() => live.of(path).length, { timeout: 2000 }).toBe(hiddenFrom + 1);
+  expect(live.of(path).at(-1)!.at - shownAt).toBeLessThan(500);
 }
