@@ -32,7 +32,7 @@ export const serveCommand: Command = {
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const port = portFlag('--port', values.port, 8080);
-    const setup = await serviceSetup(values);
+    const setup = await serviceSetup(values, io);
     const host = values.host ?? '127.0.0.1';
     if (!LOOPBACK.test(host) && (await setup.store.countApiKeys()) === 0) {
       await setup.store.close();

@@ -5,7 +5,7 @@ import { jsonLogger } from '../service/json-log.ts';
 import type { ServiceOptions } from '../service/service.ts';
 import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
 import { openStore, type Store } from '../store/index.ts';
-import { durationFlag, secretFlags, sizeFlag, UsageError } from './command.ts';
+import { type CliIo, durationFlag, secretFlags, sizeFlag, UsageError } from './command.ts';
 import { parseDurationList } from './duration.ts';
 
 /** Flags `serve` and `worker` share. */
@@ -64,7 +64,7 @@ export interface ServiceSetup {
 }
 
 /** Reads the shared flags and opens (and migrates) the store they name. */
-export async function serviceSetup(values: ServiceFlags): Promise<ServiceSetup> {
+export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<ServiceSetup> {
   const dataDir = resolve(values.data ?? 'data');
   const secrets = secretFlags(values.secret);
   let retrySchedule: number[] | undefined;
@@ -86,10 +86,11 @@ export async function serviceSetup(values: ServiceFlags): Promise<ServiceSetup> 
   }
   const leaseMs = durationFlag('--lease', values.lease, undefined, { min: 1000 });
   const base = generatorOf(values);
-  const log = jsonLogger();
+  // Log lines are NDJSON, machine output: stdout, while stderr keeps the human lines.
+  const log = jsonLogger((line) => io.stdout.write(line));
   const store = openStore(values.db ?? join(dataDir, 'mediahook.sqlite'), {
     // A dropped PostgreSQL connection (or a failed WAL checkpoint) is logged as JSON like
-    // everything else the service says on stderr, not as a Node warning with a trace hint.
+    // everything else the service logs, not as a Node warning with a trace hint.
     onBackgroundError: (error) => log('warn', 'store_background_error', { error }),
   });
   await store.migrate();

@@ -21,7 +21,7 @@ export const workerCommand: Command = {
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     if (values.db === undefined)
       throw new UsageError('--db is required (a postgres:// URL, or a SQLite file)');
-    const setup = await serviceSetup(values);
+    const setup = await serviceSetup(values, io);
     const service = createService(serviceOptionsOf(setup));
     const stopped = untilSignal();
     await service.start();

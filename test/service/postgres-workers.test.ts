@@ -24,14 +24,17 @@ if (problem && process.env.CI !== 'true') {
 function start(
   args: string[],
   ready: RegExp,
-): Promise<{ child: ChildProcessWithoutNullStreams; match: RegExpExecArray }> {
+): Promise<{ child: ChildProcessWithoutNullStreams; match: RegExpExecArray; stdout: () => string }> {
   const child = spawn(BIN, args, { stdio: 'pipe' });
+  // Its NDJSON log, read as it comes: an undrained pipe would block the process once full.
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
   return new Promise((resolve, reject) => {
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (text: string) => {
       stderr += text;
       const match = ready.exec(stderr);
-      if (match) resolve({ child, match });
+      if (match) resolve({ child, match, stdout: () => stdout });
     });
     child.on('exit', (code) => reject(new Error(`${args[0]} exited ${code}: ${stderr}`)));
   });
@@ -171,11 +174,9 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')(
       }
     }, 90_000);
 
-    it('logs a lost database connection as a JSON line, like the rest of its log', async () => {
+    it('logs a lost database connection as a JSON line on stdout, like the rest of its log', async () => {
       const worker = await start(['worker', '--db', db, '--data', data], /running on postgres/);
       children.push(worker.child);
-      let stderr = '';
-      worker.child.stderr.on('data', (text: string) => (stderr += text));
       const admin = new pg.Client({ connectionString: POSTGRES_URL });
       await admin.connect();
       try {
@@ -189,10 +190,13 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')(
       } finally {
         await admin.end();
       }
-      for (let i = 0; i < 100 && !stderr.includes('store_background_error'); i++) {
+      for (let i = 0; i < 100 && !worker.stdout().includes('store_background_error'); i++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      const lines = stderr.split('\n').filter((line) => line !== '');
+      const lines = worker
+        .stdout()
+        .split('\n')
+        .filter((line) => line !== '');
       expect(lines.some((line) => line.includes('"event":"store_background_error"'))).toBe(true);
       for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
     }, 60_000);

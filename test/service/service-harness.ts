@@ -178,6 +178,8 @@ export interface ServeProcess {
   url: string;
   /** What it has written to stderr so far. */
   stderr(): string;
+  /** What it has written to stdout so far: its NDJSON log. */
+  stdout(): string;
   /** Resolves with the exit code. */
   exited: Promise<number | null>;
 }
@@ -186,6 +188,9 @@ export interface ServeProcess {
 export async function startServeProcess(args: readonly string[]): Promise<ServeProcess> {
   const child = spawn(BIN, ['serve', '--port', '0', ...args], { stdio: 'pipe' });
   let stderr = '';
+  let stdout = '';
+  // Read as it comes: a pipe nobody drains would block the process once its buffer is full.
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (text: string) => {
@@ -195,5 +200,5 @@ export async function startServeProcess(args: readonly string[]): Promise<ServeP
     });
     void exited.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
   });
-  return { child, url, stderr: () => stderr, exited };
+  return { child, url, stderr: () => stderr, stdout: () => stdout, exited };
 }

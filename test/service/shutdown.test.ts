@@ -60,7 +60,15 @@ describe('serve on SIGTERM', () => {
     expect(response).toMatch(/^HTTP\/1\.1 202 /);
     expect(response).toMatch(/\r\nconnection: close\r\n/i);
     expect(await serve.exited).toBe(0);
-    expect(serve.stderr()).not.toMatch(/internal_error|api_error/);
+    // The log is NDJSON on stdout, every line of it; stderr holds only lines for a person.
+    const logged = serve
+      .stdout()
+      .split('\n')
+      .filter((line) => line !== '');
+    const events = logged.map((line) => (JSON.parse(line) as { event: string }).event);
+    expect(events).toContain('operation_created');
+    expect(events).not.toContain('api_error');
+    expect(serve.stderr()).not.toMatch(/^\{/m);
   });
 
   it('exits within its grace period when a client never sends the rest of its body', async () => {

@@ -63,7 +63,7 @@ describe('serve --generator-command limits', () => {
     const stored = await request(new URL(`/v1/operations/${id_gen}/result`, serve.url));
     await stored.body.dump();
     expect(stored.statusCode).toBe(404);
-    expect(serve.stderr()).toMatch(/larger than 1 MiB, the limit/);
+    expect(serve.stdout()).toMatch(/larger than 1 MiB, the limit/);
   });
 
   it('refuses the limits without a command, and values that are not a duration or a size', async () => {
