@@ -15,9 +15,10 @@ import {
 import type { DirectoryBlobStore } from './blob-store.ts';
 import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
 import { outgoingCallbackOf, resultFileOf } from './outgoing-callback.ts';
+import { DEFAULT_LEASE_MS, renewLeaseWhileSending } from './lease-renewal.ts';
 import { ResultBuffers } from './result-buffers.ts';
 import { wakeableDelay } from './wakeable-delay.ts';
-import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from './retry-policy.ts';
+import { DEFAULT_RETRY_POLICY, nextCallbackState, type RetryPolicy } from './retry-policy.ts';
 
 const MIN_BLOCKED_POLL_MS = 50;
 
@@ -216,7 +217,7 @@ export class DeliveryWorker {
           ? {
               claim: {
                 limit,
-                leaseMs: this.#options.leaseMs ?? 10 * 60_000,
+                leaseMs: this.#options.leaseMs ?? DEFAULT_LEASE_MS,
                 perEndpointLimit: this.#options.perEndpointLimit ?? 4,
               },
             }
@@ -335,7 +336,14 @@ export class DeliveryWorker {
     }
     const cancel = this.#cancel.signal;
     const lost = new AbortController();
-    const renewal = this.#renewWhileSending(callback.id_gen, lost);
+    const renewal = renewLeaseWhileSending({
+      store: this.#options.store,
+      idGen: callback.id_gen,
+      workerId: this.workerId,
+      leaseMs: this.#options.leaseMs ?? DEFAULT_LEASE_MS,
+      lost,
+      onError: this.#options.onError,
+    });
     let attempt: AttemptResult;
     try {
       attempt = await sender.send(
@@ -355,28 +363,13 @@ export class DeliveryWorker {
     }
     const circuit =
       attempt.verdict === 'refused' ? null : attempt.verdict === 'retry' ? 'failed' : 'answered';
-    this.#finish(callback, attempt, this.#nextState(callback, attempt), circuit);
-  }
-
-  /**
-   * Renews the callback's lease every third of it while its request is open: a send may last
-   * longer than the lease (a receiver slow within every timeout), and a lapsed lease would let a
-   * claim, this worker's own included, send the callback again beside it. Should the lease be
-   * lost all the same (the store out of reach for a whole lease), `lost` ends the request: the
-   * worker that holds the callback now sends it.
-   */
-  #renewWhileSending(idGen: string, lost: AbortController): NodeJS.Timeout {
-    const leaseMs = this.#options.leaseMs ?? 10 * 60_000;
-    const timer = setInterval(() => {
-      this.#options.store.renewCallbackLease(idGen, this.workerId, leaseMs).then(
-        (held) => {
-          if (!held) lost.abort();
-        },
-        (error: unknown) => this.#options.onError?.(error),
-      );
-    }, leaseMs / 3);
-    timer.unref();
-    return timer;
+    const policy = this.#options.retry ?? DEFAULT_RETRY_POLICY;
+    this.#finish(
+      callback,
+      attempt,
+      nextCallbackState(policy, callback.round_attempt_count, attempt),
+      circuit,
+    );
   }
 
   #finish(
@@ -402,23 +395,5 @@ export class DeliveryWorker {
         circuit,
       },
     });
-  }
-
-  #nextState(callback: CallbackRecord, attempt: AttemptResult): NextCallbackState {
-    switch (attempt.verdict) {
-      case 'delivered':
-        return { state: 'delivered' };
-      case 'gone':
-        return { state: 'gone' };
-      case 'refused':
-        return { state: 'dead' };
-      case 'retry': {
-        const policy = this.#options.retry ?? DEFAULT_RETRY_POLICY;
-        const delay = nextRetryDelay(policy, callback.round_attempt_count + 1, attempt.retry_after_ms);
-        return delay === null
-          ? { state: 'dead' }
-          : { state: 'retrying', next_attempt_at: Date.now() + delay };
-      }
-    }
   }
 }

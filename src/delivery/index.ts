@@ -21,6 +21,7 @@ export { outgoingCallbackOf } from './outgoing-callback.ts';
 export {
   DEFAULT_RETRY_POLICY,
   DEFAULT_RETRY_SCHEDULE_MS,
+  nextCallbackState,
   nextRetryDelay,
   parseRetryAfter,
   type RetryPolicy,

@@ -6,6 +6,9 @@
  * receiver answering `Retry-After: 1` cannot use up the schedule's days of tries in seconds.
  */
 
+import type { NextCallbackState } from '../store/index.ts';
+import type { AttemptResult } from './callback-sender.ts';
+
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
   5_000,
   5 * 60_000,
@@ -56,6 +59,33 @@ export function nextRetryDelay(
   if (retryAfterMs === null) return scheduled;
   const asked = Math.min(policy.retryAfterMaxMs, Math.max(policy.retryAfterMinMs, retryAfterMs));
   return Math.max(scheduled, asked);
+}
+
+/**
+ * Where a callback goes after an attempt: delivered, gone, dead when refused or when the
+ * schedule is used up, else retrying after {@link nextRetryDelay}.
+ *
+ * @example
+ * nextCallbackState(DEFAULT_RETRY_POLICY, 0, attempt); // { state: 'retrying', next_attempt_at: … } for a 500
+ */
+export function nextCallbackState(
+  policy: RetryPolicy,
+  failedBefore: number,
+  attempt: Pick<AttemptResult, 'verdict' | 'retry_after_ms'>,
+  now = Date.now(),
+): NextCallbackState {
+  switch (attempt.verdict) {
+    case 'delivered':
+      return { state: 'delivered' };
+    case 'gone':
+      return { state: 'gone' };
+    case 'refused':
+      return { state: 'dead' };
+    case 'retry': {
+      const delay = nextRetryDelay(policy, failedBefore + 1, attempt.retry_after_ms);
+      return delay === null ? { state: 'dead' } : { state: 'retrying', next_attempt_at: now + delay };
+    }
+  }
 }
 
 /**

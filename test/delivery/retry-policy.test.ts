@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_RETRY_POLICY,
   DEFAULT_RETRY_SCHEDULE_MS,
+  nextCallbackState,
   nextRetryDelay,
   parseRetryAfter,
   type RetryPolicy,
@@ -65,6 +66,30 @@ describe('nextRetryDelay', () => {
     const delay = nextRetryDelay(DEFAULT_RETRY_POLICY, 2, 1_000)!;
     expect(delay).toBeGreaterThanOrEqual(240_000);
     expect(delay).toBeLessThanOrEqual(360_000);
+  });
+});
+
+describe('nextCallbackState', () => {
+  const policy: RetryPolicy = {
+    schedule: [100, 200],
+    jitter: 0,
+    retryAfterMinMs: 10,
+    retryAfterMaxMs: 1_000,
+  };
+  const now = 1_000_000;
+  it.each([
+    ['a 2xx', 'delivered', 0, null, { state: 'delivered' }],
+    ['a 410', 'gone', 0, null, { state: 'gone' }],
+    ['a refused URL', 'refused', 0, null, { state: 'dead' }],
+    ['a first failure', 'retry', 0, null, { state: 'retrying', next_attempt_at: now + 100 }],
+    ['a second failure', 'retry', 1, null, { state: 'retrying', next_attempt_at: now + 200 }],
+    ['a failure asking for later', 'retry', 0, 500, { state: 'retrying', next_attempt_at: now + 500 }],
+    ['a failure past the schedule', 'retry', 2, null, { state: 'dead' }],
+    ['a failure past the schedule asking for later', 'retry', 2, 500, { state: 'dead' }],
+  ] as const)('after %s', (_, verdict, failedBefore, retryAfter, expected) => {
+    expect(nextCallbackState(policy, failedBefore, { verdict, retry_after_ms: retryAfter }, now)).toEqual(
+      expected,
+    );
   });
 });
 
