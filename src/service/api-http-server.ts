@@ -18,6 +18,8 @@ export function createApiServer(handler: RequestListener): Server {
   return server;
 }
 
+const CLOSE = { connection: 'close' } as const;
+
 /** Node's test for a `100-continue` expectation, which it meets itself. */
 const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
 
@@ -33,9 +35,12 @@ export function requestHeadError(
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     if (req.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
   }
-  if (hosts > 1) return new ApiError(400, 'invalid_request', 'the request has more than one Host header');
+  // The connection closes after these, as Node's own 400s do: its framing is not trusted.
+  if (hosts > 1) {
+    return new ApiError(400, 'invalid_request', 'the request has more than one Host header', CLOSE);
+  }
   if (hosts === 0 && req.httpVersion !== '1.0') {
-    return new ApiError(400, 'invalid_request', 'an HTTP/1.1 request needs a Host header');
+    return new ApiError(400, 'invalid_request', 'an HTTP/1.1 request needs a Host header', CLOSE);
   }
   const expectation = req.headers.expect;
   if (expectation !== undefined && !CONTINUE.test(expectation)) {
@@ -43,7 +48,7 @@ export function requestHeadError(
       417,
       'expectation_failed',
       `the server cannot meet Expect: ${expectation.slice(0, 100)}`,
-      { connection: 'close' },
+      CLOSE,
     );
   }
   return null;

@@ -25,6 +25,7 @@ export interface ApiOptions {
 }
 
 const MAX_JSON_BYTES = 64 * 1024;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const JSON_TYPE = 'application/json; charset=utf-8';
 const OPERATION_PATH = /^\/v1\/operations\/([^/]+)(\/redeliver|\/result)?$/;
 const ENDPOINT_PATH = /^\/v1\/endpoints\/([^/]+)$/;
@@ -39,6 +40,15 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   if (!/^application\/json\s*(;|$)/i.test(type)) {
     throw new ApiError(415, 'unsupported_media_type', 'send the request body as application/json');
   }
+  const coding = req.headers['content-encoding'];
+  // RFC 9110 §8.4.1: a content coding the server does not decode is answered 415, not read as JSON.
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    throw new ApiError(
+      415,
+      'unsupported_media_type',
+      `the body is sent with Content-Encoding ${coding.slice(0, 100)}: send it unencoded`,
+    );
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -47,8 +57,15 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
       throw new ApiError(413, 'body_too_large', `the body is over ${MAX_JSON_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
+  let text: string;
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    // RFC 8259 §8.1: JSON between systems is UTF-8; bytes that are not are refused, not replaced.
+    text = UTF8.decode(Buffer.concat(chunks));
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'the body is not UTF-8 text');
+  }
+  try {
+    return JSON.parse(text);
   } catch {
     throw new ApiError(400, 'invalid_json', 'the body is not valid JSON');
   }

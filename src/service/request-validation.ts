@@ -17,6 +17,9 @@ ajv.addFormat('iri', true);
 
 const validateCreate = ajv.compile(CREATE_OPERATION_SCHEMA);
 
+/** With the `u` flag a surrogate pair is one code point: only a half of one matches. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 function describe(error: ErrorObject | undefined): string {
   if (!error) return 'the request body is invalid';
   const where = error.instancePath === '' ? 'the body' : error.instancePath.slice(1).replaceAll('/', '.');
@@ -41,6 +44,9 @@ function webhookUrlProblem(text: string): string | undefined {
   } catch {
     return 'is not a valid absolute URL';
   }
+  // The WHATWG parser drops tabs and line breaks and trims spaces and controls, so the URL
+  // dialled would not be the one stored and shown: such characters must be percent-encoded.
+  if (/[\u0000-\u0020\u007f]/.test(text)) return 'has a space or a control character: percent-encode it';
   if (!WEBHOOK_SCHEMES.includes(url.protocol)) return `has the scheme ${url.protocol}: only http: and https:`;
   if (url.port === '0') return 'has port 0, which cannot be dialled';
   // The sender refuses them (url_credentials): callbacks are authenticated by their signature.
@@ -68,10 +74,19 @@ export function parseCreateOperation(body: unknown): CreateOperationRequest {
     throw new ApiError(400, 'invalid_request', describe(validateCreate.errors?.[0]));
   }
   const request = body as CreateOperationRequest;
-  // JSON may carry \u0000, which no store keeps (PostgreSQL's text cannot hold it).
-  for (const field of ['prompt', 'fail_with', 'status'] as const) {
+  for (const field of ['prompt', 'fail_with', 'status', 'webhook_url'] as const) {
+    // JSON may carry \u0000, which no store keeps (PostgreSQL's text cannot hold it).
     if (request[field]?.includes('\u0000')) {
       throw new ApiError(400, 'invalid_request', `${field} contains a NUL character (U+0000)`);
+    }
+    // Nor a lone surrogate escape (\ud800), which has no UTF-8 form: it would be stored and
+    // sent as U+FFFD, another text than the one asked for.
+    if (request[field] !== undefined && LONE_SURROGATE.test(request[field])) {
+      throw new ApiError(
+        400,
+        'invalid_request',
+        `${field} contains a lone surrogate, which is not Unicode text`,
+      );
     }
   }
   const problem = webhookUrlProblem(request.webhook_url);

@@ -27,6 +27,11 @@ describe('the API over HTTP', () => {
       ['http://host.example:0/', /port 0/],
       ['http://u:p@host.example/', /user name or password/],
       ['https://user@host.example/', /user name or password/],
+      // The parser would drop these, and the URL dialled would not be the one stored.
+      ['http://127.0.0.1/ok\r\nX-Injected: 1', /space or a control character/],
+      ['http://127.0.0.1/a\tb', /space or a control character/],
+      ['http://127.0.0.1/a b', /space or a control character/],
+      ['http://127.0.0.1/\u007f', /space or a control character/],
     ];
     for (const [webhook_url, message] of cases) {
       const response = await run.post('/v1/operations', { ...GOOD, webhook_url });
@@ -79,6 +84,31 @@ describe('the API over HTTP', () => {
     expect((await run.get('/v1/operations?limit=500')).status).toBe(200);
   });
 
+  it('refuses a body that is not UTF-8, a content coding, and a lone surrogate escape', async () => {
+    // No workers: the operations made here would add failures to the shared receiver's circuit.
+    const run = await startService({ workers: false });
+    onTestFinished(() => run.stop());
+    const text = JSON.stringify({ ...GOOD, prompt: 'café' });
+    const latin1 = await run.call('POST', '/v1/operations', Buffer.from(text, 'latin1'));
+    expect([latin1.status, latin1.body?.error?.code]).toEqual([400, 'invalid_json']);
+    expect(latin1.body.error.message).toMatch(/not UTF-8/);
+    const gzip = await run.call('POST', '/v1/operations', text, { 'content-encoding': 'gzip' });
+    expect([gzip.status, gzip.body?.error?.code]).toEqual([415, 'unsupported_media_type']);
+    expect(gzip.body.error.message).toMatch(/Content-Encoding gzip/);
+    const identity = await run.call('POST', '/v1/operations', text, { 'content-encoding': 'identity' });
+    expect(identity.status).toBe(202);
+    for (const field of ['prompt', 'status', 'fail_with']) {
+      const body = JSON.stringify({ ...GOOD, [field]: 'x' }).replace('"x"', '"a\\ud800b"');
+      const lone = await run.call('POST', '/v1/operations', body);
+      expect([lone.status, lone.body?.error?.code], field).toEqual([400, 'invalid_request']);
+      expect(lone.body.error.message, field).toMatch(new RegExp(`^${field} contains a lone surrogate`));
+    }
+    // A pair of escapes is one character, and fine.
+    const pair = JSON.stringify({ ...GOOD, prompt: 'x' }).replace('"x"', '"\\ud83d\\ude00"');
+    const created = await run.call('POST', '/v1/operations', pair);
+    expect(created.status).toBe(202);
+  });
+
   it('answers bytes Node cannot read as a request with the API’s JSON error (apiClientError)', async () => {
     const server = createServer((_, res) => res.end()).on('clientError', apiClientError);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -107,22 +137,25 @@ describe('the API over HTTP', () => {
     }
   });
 
-  it('answers a missing or repeated Host and an Expect it cannot meet with JSON (createApiServer)', async () => {
+  it('answers a missing or repeated Host and an Expect it cannot meet with JSON, and closes (createApiServer)', async () => {
     const { port } = new URL(run.url);
+    // Resolves when the server closes the connection, which the client never does.
     const exchange = (head: string) =>
       new Promise<{ status: number; body: any }>((resolve, reject) => {
         let answer = '';
         const socket = connect(Number(port), '127.0.0.1', () => socket.write(`${head}\r\n`));
-        socket.setEncoding('latin1').on('data', (text: string) => {
-          answer += text;
-          const end = answer.indexOf('\r\n\r\n');
-          const length = /content-length: (\d+)/i.exec(answer)?.[1];
-          if (end < 0 || length === undefined || answer.length < end + 4 + Number(length)) return;
+        const open = setTimeout(() => {
           socket.destroy();
-          const body = answer.slice(end + 4);
-          resolve({ status: Number(answer.slice(9, 12)), body: length === '0' ? null : JSON.parse(body) });
-        });
+          reject(new Error(`the connection is still open after ${JSON.stringify(answer)}`));
+        }, 3_000);
+        socket.setEncoding('latin1').on('data', (text: string) => (answer += text));
         socket.on('error', reject);
+        socket.on('close', () => {
+          clearTimeout(open);
+          const end = answer.indexOf('\r\n\r\n');
+          const body = answer.slice(end + 4);
+          resolve({ status: Number(answer.slice(9, 12)), body: body === '' ? null : JSON.parse(body) });
+        });
       });
     const refusals: [string, number, string, RegExp][] = [
       ['GET /healthz HTTP/1.1\r\n', 400, 'invalid_request', /needs a Host header/],
@@ -134,7 +167,7 @@ describe('the API over HTTP', () => {
       expect([answer.status, answer.body?.error?.code], head).toEqual([status, code]);
       expect(answer.body.error.message, head).toMatch(message);
     }
-    // HTTP/1.0 may leave Host out.
+    // HTTP/1.0 may leave Host out (and closes after one request without keep-alive).
     expect(await exchange('GET /healthz HTTP/1.0\r\n')).toEqual({ status: 200, body: { ok: true } });
   });
 

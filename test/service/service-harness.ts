@@ -127,7 +127,9 @@ export async function startService(
     const response = await request(`${url}${path}`, {
       method,
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      ...(body === undefined
+        ? {}
+        : { body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body) }),
     });
     const text = await response.body.text();
     let parsed: unknown = null;
