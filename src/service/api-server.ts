@@ -238,9 +238,12 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     if (endpoint) {
       methodOf(req, path, ['GET']);
       const record = await store.getEndpoint(segment(endpoint[1]!, path));
+      // An open circuit whose pause is over has its next attempt as the probe, whenever one is
+      // due: half-open already, although the store marks it so only when it claims that attempt.
+      const paused = record.circuit_state === 'open' && record.open_until! > Date.now();
       return sendData(res, {
         key: record.key,
-        circuit_state: record.circuit_state,
+        circuit_state: record.circuit_state === 'open' && !paused ? 'half_open' : record.circuit_state,
         consecutive_failures: record.consecutive_failures,
         open_until: record.open_until === null ? null : new Date(record.open_until).toISOString(),
       });

@@ -228,6 +228,33 @@ describe('the API over HTTP', () => {
     }
   });
 
+  it('shows an open circuit whose pause is over as half-open: its next attempt is the probe', async () => {
+    const { store } = run;
+    const now = Date.now();
+    await store.updateEndpoint('paused.example:80', {
+      circuit_state: 'open',
+      consecutive_failures: 5,
+      open_until: now + 60_000,
+    });
+    await store.updateEndpoint('over.example:80', {
+      circuit_state: 'open',
+      consecutive_failures: 5,
+      open_until: now - 1,
+    });
+    const paused = await run.get('/v1/endpoints/paused.example:80');
+    expect(paused.body).toEqual({
+      key: 'paused.example:80',
+      circuit_state: 'open',
+      consecutive_failures: 5,
+      open_until: new Date(now + 60_000).toISOString(),
+    });
+    const over = await run.get('/v1/endpoints/over.example:80');
+    expect(over.body).toMatchObject({
+      circuit_state: 'half_open',
+      open_until: new Date(now - 1).toISOString(),
+    });
+  });
+
   it('answers HEAD as GET, without the body', async () => {
     const created = await run.post('/v1/operations', { ...GOOD, prompt: 'head' });
     const id = created.body.id_gen as string;
