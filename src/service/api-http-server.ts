@@ -5,13 +5,17 @@ import { apiClientError, ApiError } from './api-error.ts';
  * An HTTP server for the API's handler whose every refusal is the API's JSON error: bytes
  * that are not HTTP (`apiClientError`) and, as the handler checks them itself
  * (`requestHeadError`), a missing or repeated `Host` (400) and an `Expect` it cannot meet
- * (417) — where Node would answer those with an empty body of its own.
+ * (417) — where Node would answer those with an empty body of its own; and a client that
+ * half-closes after its request still gets its answer.
  *
  * @example
  * createApiServer(service.handler).listen(8080, '127.0.0.1');
  */
 export function createApiServer(handler: RequestListener): Server {
   const server = createServer({ requireHostHeader: false }, handler);
+  // A client that half-closes once its request is sent still gets the answer (the operation it
+  // created included); Node's default would end the connection before it.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on('clientError', apiClientError);
   // Node hands a request with an Expect other than 100-continue here instead of to the handler.
   server.on('checkExpectation', handler);

@@ -105,6 +105,8 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
   // A callback is taken without a Host header (an HTTP/1.1 client owes one, but it names no
   // site here): refused by Node, it would get a bare 400 and no record.
   const server = createServer({ requireHostHeader: false }, (req, res) => answer(res, route(req, res)));
+  // A sender that half-closes after its body still gets its 200 or 500, as does any request.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // A callback refused on its headers (too large, not multipart, unsigned) is answered before
   // a sender that asked `Expect: 100-continue` (curl, for files over 1 MiB) uploads its file.
   deferContinue(server, (req) => req.method === 'POST');

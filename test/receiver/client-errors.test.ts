@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import express from 'express';
 import { expressHandler, nodeHandler } from '../../src/receiver/index.ts';
 import { createListenServer } from '../../src/web/listen-server.ts';
-import { type Adapter, listen, startReceiver } from './adapters.ts';
+import { ADAPTERS, type Adapter, listen, startReceiver } from './adapters.ts';
 import { expectFile, storedFiles, tempDir, type Wire, wire } from './helpers.ts';
 
 /** node:http with the handler on both `request` and `clientError`. */
@@ -108,6 +108,52 @@ describe('clientError', () => {
     await harness.settled(1);
     expect(harness.outcomes[0]?.error?.code).toBe('aborted');
     expect(await storedFiles(harness.out)).toEqual([]);
+  });
+
+  // A bare Web handler never sees the Node server: its users set `server.httpAllowHalfOpen`.
+  it.each(ADAPTERS.filter((adapter) => adapter.name !== 'Web handler'))(
+    'answers a whole callback whose sender half-closed after it, then closes ($name)',
+    async (adapter) => {
+      const harness = await startReceiver(adapter);
+      const callback = await wire();
+      const whole = Buffer.concat([
+        head(callback, `Content-Length: ${callback.body.length}\r\n`),
+        callback.body,
+      ]);
+      const answer = await exchange(harness.port, whole, { end: true });
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      await expectFile(join(harness.out, `${callback.id}.jpg`), callback.file);
+      // A refusal gets out the same way.
+      const broken = Buffer.from(
+        callback.body.toString('latin1').replace(/\r\n--[^\r]*--\r\n$/, '\r\n'),
+        'latin1',
+      );
+      const refused = await exchange(
+        harness.port,
+        Buffer.concat([head(callback, `Content-Length: ${broken.length}\r\n`), broken]),
+        { end: true },
+      );
+      expect(refused).toMatch(/^HTTP\/1\.1 500 /);
+      expect(errorCode(refused)).toBe('malformed_multipart');
+    },
+  );
+
+  it('answers a whole callback whose sender half-closed after it (mediahook listen)', async () => {
+    const listenServer = createListenServer({ out: await tempDir() });
+    const running = await listen(listenServer.server);
+    try {
+      const callback = await wire();
+      const whole = Buffer.concat([
+        Buffer.from(
+          `POST /hook HTTP/1.1\r\nHost: a\r\nContent-Type: ${callback.contentType}\r\nContent-Length: ${callback.body.length}\r\n\r\n`,
+          'latin1',
+        ),
+        callback.body,
+      ]);
+      expect(await exchange(running.port, whole, { end: true })).toMatch(/^HTTP\/1\.1 200 /);
+    } finally {
+      await running.close();
+    }
   });
 
   it('answers a body cut off by a connection reset as aborted, not as broken HTTP', async () => {

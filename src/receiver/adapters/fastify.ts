@@ -4,6 +4,7 @@ import { boundaryOf, ProtocolError } from '../../protocol/index.ts';
 import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts';
 import { bodyGuardsOf } from './body-guards.ts';
 import { claimContinue, deferContinueOn } from './expect-continue.ts';
+import { answerAfterHalfClose } from './half-close.ts';
 import {
   goneSignal,
   guardedNodeBody,
@@ -134,6 +135,7 @@ export const fastifyReceiver: FastifyReceiverPlugin = async (instance, options) 
   instance.post(path, async (request, reply) => {
     let failure: unknown;
     let body: ReceiverRequest['body'] = null;
+    answerAfterHalfClose(request.raw);
     const deferredContinue = claimContinue(request.raw);
     try {
       const stream = request.body instanceof Readable ? request.body : request.raw;

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Receiver } from '../receiver.ts';
 import { type BodyGuardOptions, type BodyGuards, bodyGuardsOf } from './body-guards.ts';
 import { claimContinue } from './expect-continue.ts';
+import { answerAfterHalfClose } from './half-close.ts';
 import { lingerWhileUploading, watchBody } from './node-http.ts';
 import { answerWebRequest } from './web.ts';
 
@@ -49,6 +50,7 @@ async function answerOnNode(
   unguarded: BodyGuards,
 ): Promise<Response> {
   // Claimed before the Web body is touched: a deferred 100 Continue waits for the headers' checks.
+  answerAfterHalfClose(incoming);
   const onRead = claimContinue(incoming) ?? undefined;
   const response = await answerWebRequest(receiver, request, unguarded, {
     onRead,

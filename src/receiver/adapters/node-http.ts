@@ -15,6 +15,7 @@ import {
 } from './body-guards.ts';
 import { clientErrorOf, type HttpClientError } from './client-error.ts';
 import { claimContinue, continuingOnRead, sendContinue } from './expect-continue.ts';
+import { answerAfterHalfClose } from './half-close.ts';
 
 /** The body guards of a Node request: see `BodyGuardOptions`. */
 export type NodeHandlerOptions = BodyGuardOptions;
@@ -141,12 +142,19 @@ function answerOnSocket(socket: Duplex, response: ReceiverResponse): void {
 }
 
 /**
- * Aborted when the connection closes before the answer is out: the sender is gone, and a copy
- * waiting for another process to finish the same callback need not wait any longer.
+ * Aborted when the connection closes, or the sender shuts its side, before the answer is out:
+ * the sender is gone, and a copy waiting for another process to finish the same callback need
+ * not wait any longer.
  */
 export function goneSignal(res: ServerResponse): AbortSignal {
   const gone = new AbortController();
+  // The server answers after a sender's FIN (see answerAfterHalfClose), so the request no longer
+  // ends with it: a copy waiting for another holder takes the FIN as its sender leaving.
+  const socket = res.req.socket;
+  const left = () => gone.abort();
+  socket.once('end', left);
   res.once('close', () => {
+    socket.off('end', left);
     if (!res.writableFinished) gone.abort();
   });
   return gone.signal;
@@ -264,6 +272,7 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
   const answered = new WeakMap<Duplex, Promise<void>>();
   const handle = async (req: IncomingMessage, res: ServerResponse, continueOnRead: boolean) => {
     // Claimed before anything reads the body: the 100 Continue then waits for the headers' checks.
+    answerAfterHalfClose(req);
     const deferredContinue = continueOnRead ? () => sendContinue(res) : claimContinue(req);
     const header = (name: string) => headerOf(req, name);
     const before = answered.get(req.socket);
