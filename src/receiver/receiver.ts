@@ -13,66 +13,37 @@ import {
   type FileSinkFactory,
   type Limits,
   ProtocolError,
-  type ReceivedFile,
   SignatureVerifier,
-  type SuccessCallback,
   secretKey,
 } from '../protocol/index.ts';
 import { claimSettingsOf, underClaim } from './cross-process-claim.ts';
 import { DiskSink, sweepStaleTemporaryFiles } from './disk-sink.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
-import { type ErrorBody, errorBodyOf, ReceiverError } from './receiver-error.ts';
-import { checkContentEncoding, checkTransferEncoding, feed, signatureFirst } from './request-body.ts';
+import { errorBodyOf, ReceiverError } from './receiver-error.ts';
+import {
+  checkContentEncoding,
+  checkTransferEncoding,
+  feed,
+  refusalOfSigned,
+  signatureFirst,
+} from './request-body.ts';
+import type {
+  ReceivedCallback,
+  ReceiverOutcome,
+  ReceiverRequest,
+  ReceiverResponse,
+  ReceivedSuccess,
+} from './receiver-types.ts';
 import { SqliteReceiptStore } from './sqlite-receipt-store.ts';
 
-/** A request as an adapter hands it over: a header lookup and the body, live or already read. */
-export interface ReceiverRequest {
-  /** A request header by lower-case name. */
-  header(name: string): string | undefined;
-  body: AsyncIterable<Uint8Array> | Uint8Array | null;
-  /** Set by an adapter that could not get the body: the answer is the 500 for this error. */
-  failure?: unknown;
-  /** Aborted when the sender is gone: a copy waiting for another process's claim stops waiting. */
-  signal?: AbortSignal;
-}
-
-/** The answer an adapter sends. */
-export interface ReceiverResponse {
-  status: 200 | 500;
-  headers: Record<string, string>;
-  body: string;
-  /** True when the body may not have been read to its end: the connection should be closed. */
-  closeConnection: boolean;
-}
-
-/** The result file as a handler sees it: where it was stored, or the user's own sink. */
-export interface StoredFile extends ReceivedFile<FileSink> {
-  /** Absolute path of the stored file; null when a custom sink took the bytes. */
-  path: string | null;
-}
-
-export interface ReceivedSuccess extends Omit<SuccessCallback<FileSink>, 'file'> {
-  file: StoredFile;
-}
-
-export type ReceivedCallback = ReceivedSuccess | ErrorCallback;
-
-/** What became of one request, for logs, `listen --json` and the inspector. */
-export interface ReceiverOutcome {
-  verdict: 'accepted' | 'duplicate' | 'rejected';
-  /**
-   * What this request carried, as far as it was read. A duplicate's bytes were validated and
-   * dropped: its `file.path` is null, and `receipt` says what was stored the first time.
-   */
-  callback: ReceivedCallback | null;
-  /** For a duplicate, the receipt of the callback accepted first; else null. */
-  receipt: Receipt | null;
-  error: ErrorBody['error'] | null;
-  receivedAt: string;
-  durationMs: number;
-  /** The request headers that matter to someone debugging a callback. */
-  headers: Record<string, string>;
-}
+export type {
+  ReceivedCallback,
+  ReceivedSuccess,
+  ReceiverOutcome,
+  ReceiverRequest,
+  ReceiverResponse,
+  StoredFile,
+} from './receiver-types.ts';
 
 const OUTCOME_HEADERS = [
   'content-type',
@@ -242,8 +213,6 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
             toleranceSeconds: options.toleranceSeconds,
           })
         : null;
-    checkContentEncoding(request.header('content-encoding'));
-    checkTransferEncoding(request.header('transfer-encoding'));
     const declared = request.header('content-length');
     // Also a hint for hashing: one that is no size (NaN) counts as unknown there.
     const declaredBytes = declared === undefined ? undefined : Number(declared);
@@ -255,12 +224,19 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
         return disk;
       });
     const body = request.body;
-    const decoder = new CallbackDecoder(request.header('content-type'), {
-      limits,
-      family: options.family,
-      sink,
-      bodyBytes: body instanceof Uint8Array ? body.length : declaredBytes,
-    });
+    let decoder: CallbackDecoder;
+    try {
+      checkContentEncoding(request.header('content-encoding'));
+      checkTransferEncoding(request.header('transfer-encoding'));
+      decoder = new CallbackDecoder(request.header('content-type'), {
+        limits,
+        family: options.family,
+        sink,
+        bodyBytes: body instanceof Uint8Array ? body.length : declaredBytes,
+      });
+    } catch (error) {
+      throw verifier ? await refusalOfSigned(body, verifier, maxBodyBytes, error) : error;
+    }
     try {
       // After the Content-Type: a large body that is not a callback at all is told so.
       const knownBytes = body instanceof Uint8Array ? body.length : declaredBytes;

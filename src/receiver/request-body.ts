@@ -92,6 +92,34 @@ export function signatureFirst(error: unknown, verifier: SignatureVerifier | nul
   return error;
 }
 
+/**
+ * What to answer a signed request refused on its headers (Content-Type, Content-Encoding,
+ * Transfer-Encoding): its body is read through the verifier only, within the size bound, and
+ * one that is not what was signed is `bad_signature`, as for a body the decoder refuses; a
+ * sender whose signature holds is told `refusal`, as is one whose body cannot be read whole.
+ */
+export async function refusalOfSigned(
+  body: ReceiverRequest['body'],
+  verifier: SignatureVerifier,
+  maxBodyBytes: number,
+  refusal: unknown,
+): Promise<unknown> {
+  if (!(refusal instanceof ProtocolError || refusal instanceof ReceiverError)) return refusal;
+  if (body instanceof Uint8Array) {
+    if (body.length > maxBodyBytes) return refusal;
+    verifier.update(body);
+  } else if (body !== null) {
+    const chunks = body[Symbol.asyncIterator]();
+    if (!(await drainInto(chunks, verifier, maxBodyBytes).catch(() => false))) return refusal;
+  }
+  try {
+    verifier.verify();
+  } catch (mismatch) {
+    return mismatch;
+  }
+  return refusal;
+}
+
 /** Reads the rest of a body into the verifier only; false when it is over `room` bytes. */
 async function drainInto(
   chunks: AsyncIterator<Uint8Array>,

@@ -131,6 +131,24 @@ describe.each(ADAPTERS)('$name', (adapter) => {
     await expectNothingKept(harness);
   });
 
+  it.each([
+    ['a Content-Type that is not multipart', { 'content-type': 'text/plain' }, 'not_multipart'],
+    ['no boundary', { 'content-type': 'multipart/form-data' }, 'malformed_multipart'],
+    ['a Content-Encoding', { 'content-encoding': 'gzip' }, 'unsupported_encoding'],
+  ])('answers a body refused for %s by its signature first', async (_, changed, code) => {
+    const secret = newSecret();
+    const harness = await signed(secret);
+    const callback = await wire();
+    const headers = { ...callback.headers, ...changed };
+    // Signed with another secret: the sender learns only that the signature does not hold.
+    const wrong = { ...headers, ...(await signBody(newSecret(), callback.id, callback.body)) };
+    expectRejected(await post(harness.url, callback.body, wrong), 'bad_signature');
+    // Signed as it is: the sender is told what is wrong with its request.
+    const right = { ...headers, ...(await signBody(secret, callback.id, callback.body)) };
+    expectRejected(await post(harness.url, callback.body, right), code);
+    await expectNothingKept(harness);
+  });
+
   it('rejects a valid signature whose webhook-id is not the id_gen', async () => {
     const secret = newSecret();
     const harness = await signed(secret);
