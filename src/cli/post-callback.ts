@@ -73,6 +73,8 @@ export interface PostResult {
   body: Buffer;
   /** True when the answer was longer than the preview and was cut. */
   bodyTruncated: boolean;
+  /** True when the answer's body was still coming a whole response timeout after its status. */
+  bodyLate: boolean;
   /** Request body bytes handed to the socket. */
   bytesSent: number;
   durationMs: number;
@@ -160,22 +162,37 @@ export async function postCallback(options: PostOptions): Promise<PostResult> {
     const chunks: Buffer[] = [];
     let kept = 0;
     let truncated = false;
-    for await (const chunk of response.body) {
-      const bytes = chunk as Buffer;
-      if (kept + bytes.length > limit) {
-        chunks.push(bytes.subarray(0, limit - kept));
-        kept = limit;
-        truncated = true;
-        break; // leaving the loop destroys the rest of the answer unread
+    // The status has decided: the answer's body is read for one more timeout at most, as one
+    // trickling a byte now and then (within the stall timeout) would otherwise hold on for hours.
+    let late = false;
+    const deadline = setTimeout(() => {
+      late = true;
+      response.body.destroy();
+    }, options.responseTimeoutMs);
+    try {
+      for await (const chunk of response.body) {
+        const bytes = chunk as Buffer;
+        if (kept + bytes.length > limit) {
+          chunks.push(bytes.subarray(0, limit - kept));
+          kept = limit;
+          truncated = true;
+          break; // leaving the loop destroys the rest of the answer unread
+        }
+        chunks.push(bytes);
+        kept += bytes.length;
       }
-      chunks.push(bytes);
-      kept += bytes.length;
+    } catch (error) {
+      if (!late) throw error;
+    } finally {
+      clearTimeout(deadline);
     }
     const { statusCode, headers } = response;
     const redirect = statusCode >= 300 && statusCode < 400;
     return {
       statusCode,
-      statusText: STATUS_CODES[statusCode] ?? '',
+      // The receiver's own reason phrase when it gave one (HTTP/1.1 keeps it; it may be empty).
+      statusText: response.statusText || (STATUS_CODES[statusCode] ?? ''),
+      bodyLate: late,
       headers,
       location: redirect && typeof headers['location'] === 'string' ? headers['location'] : null,
       body: Buffer.concat(chunks),

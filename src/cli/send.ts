@@ -203,12 +203,13 @@ function displayBody(body: Buffer, forTerminal: boolean): string {
 }
 
 function printAnswer(result: PostResult, io: CliIo): void {
-  const line = `HTTP ${result.statusCode} ${result.statusText}`.trimEnd();
+  const line = escapeControls(`HTTP ${result.statusCode} ${result.statusText}`.trimEnd());
   io.stdout.write(`${line}\n`);
   if (result.body.length === 0) return;
   const text = displayBody(result.body, io.stdout.isTTY === true);
   io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   if (result.bodyTruncated) io.stdout.write(`… (answer cut after ${formatBytes(result.body.length)})\n`);
+  else if (result.bodyLate) io.stdout.write(`… (the rest of the answer did not come within the timeout)\n`);
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
@@ -274,7 +275,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       ...(result.location === null ? {} : { location: result.location }),
       durationMs: result.durationMs,
       body: displayBody(result.body, false),
-      bodyTruncated: result.bodyTruncated,
+      bodyTruncated: result.bodyTruncated || result.bodyLate,
     };
     io.stdout.write(jsonLine(record));
   } else {

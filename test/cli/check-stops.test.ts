@@ -49,6 +49,33 @@ describe('mediahook check, stopping early', () => {
     expect(result.report.rows.map((row) => row.pass)).toEqual([true, true, true, false]);
   });
 
+  it('reads a trickling answer for one timeout only, and carries on by its status', async () => {
+    const handler = await ourHandler();
+    let requests = 0;
+    // Our receiver's status and body, sent chunked without its Content-Length, then a byte
+    // every 50 ms, never ending.
+    const url = await serve((req, res) => {
+      requests++;
+      const writeHead = res.writeHead.bind(res);
+      res.writeHead = ((status: number, headers: Record<string, string | number>) => {
+        const { 'content-length': _, ...rest } = headers;
+        return writeHead(status, rest);
+      }) as typeof res.writeHead;
+      const write = res.write.bind(res);
+      res.end = ((chunk?: unknown) => {
+        if (chunk !== undefined) write(chunk as string);
+        const drip = setInterval(() => write(' '), 50);
+        res.on('close', () => clearInterval(drip));
+        return res;
+      }) as typeof res.end;
+      return handler(req, res);
+    });
+    const result = await runCheck(url, ['--timeout', '300ms']);
+    expect(requests).toBe(CASES);
+    expect(result.report).toMatchObject({ conforms: true, passed: CASES, failed: 0 });
+    expect(result.code).toBe(0);
+  });
+
   it('stops after a failed TLS handshake', async () => {
     let requests = 0;
     const url = await serve((req, res) => {

@@ -353,3 +353,49 @@ describe('mediahook send: timeouts', () => {
     }
   });
 });
+
+describe('mediahook send: the answer', () => {
+  it('shows the receiver’s own reason phrase, and stops reading a trickling answer after the timeout', async () => {
+    // 200 with a reason of its own, then one byte of body every 100 ms, never ending.
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, 'Taken Gladly', { 'content-type': 'text/plain' });
+        res.write('a');
+        const drip = setInterval(() => res.write('b'), 100);
+        res.on('close', () => clearInterval(drip));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    try {
+      const started = Date.now();
+      const run = await runCli(['send', url, '--family', 'A', '--message', 'x', '--timeout', '1s']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(
+        /^HTTP 200 Taken Gladly\nab+\n… \(the rest of the answer did not come within the timeout\)\n$/,
+      );
+      // The drip never pauses for the 1 s stall timeout: only the answer's own deadline ends it.
+      expect(Date.now() - started).toBeLessThan(20_000);
+      const json = await runCli([
+        'send',
+        url,
+        '--family',
+        'A',
+        '--message',
+        'x',
+        '--timeout',
+        '1s',
+        '--json',
+      ]);
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        status: 200,
+        statusText: 'Taken Gladly',
+        bodyTruncated: true,
+      });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
