@@ -104,14 +104,16 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 
 /**
  * `parseArgs` in strict mode with its errors turned into {@link UsageError}s, without Node's
- * advice about `--`, which reads oddly to someone who only mistyped a flag.
+ * advice about `--`, which reads oddly to someone who only mistyped a flag; an option that
+ * takes one value and is given two different ones is a {@link UsageError} too.
  *
  * @example
  * const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' } });
  */
 export function parseCommandArgs<O extends Options>(argv: string[], options: O) {
+  let parsed;
   try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: true });
+    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: true, tokens: true });
   } catch (error) {
     const message = (error as Error).message;
     const cut = message.search(/\. To specify a positional argument/);
@@ -119,6 +121,18 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O) 
     // Lower-case like every other message of ours ("unknown option '--colour'").
     throw new UsageError(reason.charAt(0).toLowerCase() + reason.slice(1));
   }
+  // parseArgs keeps the last of a repeated option: two that disagree are a contradiction, not
+  // a choice to make for the user (`--family A … --family B`).
+  const seen = new Map<string, string | undefined>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option' || options[token.name]?.multiple === true) continue;
+    if (seen.has(token.name) && seen.get(token.name) !== token.value) {
+      // The values are not echoed: one may be a secret or a database URL with its password.
+      throw new UsageError(`--${token.name} is given twice with different values: give it once`);
+    }
+    seen.set(token.name, token.value);
+  }
+  return parsed;
 }
 
 /**

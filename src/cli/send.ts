@@ -128,6 +128,11 @@ function planFromArgs(argv: string[]): SendPlan {
       '--id: a signed callback repeats id_gen in the webhook-id header: printable ASCII only',
     );
   }
+  if (secrets.length > 0 && /^ | $/.test(id)) {
+    throw new UsageError(
+      '--id: a signed callback repeats id_gen in the webhook-id header, which loses spaces at its ends: the signature could not be checked',
+    );
+  }
   return {
     url,
     family,

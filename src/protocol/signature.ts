@@ -47,7 +47,10 @@ export class BodySigner {
   constructor(secrets: string | readonly string[], id: string, timestamp = Math.floor(Date.now() / 1000)) {
     const list = typeof secrets === 'string' ? [secrets] : secrets;
     if (list.length === 0) throw new TypeError('at least one signing secret is needed');
-    if (/[\r\n]/.test(id)) throw new TypeError('a webhook id cannot contain CR or LF');
+    if (/[\r\n\0]/.test(id)) throw new TypeError('a webhook id cannot contain CR, LF or NUL');
+    // A header value loses white space at its ends (RFC 9110 §5.5): the receiver would check
+    // the signature over another id than the one signed.
+    if (/^[ \t]|[ \t]$/.test(id)) throw new TypeError('a webhook id cannot start or end with white space');
     this.#id = id;
     this.#timestamp = timestamp;
     this.#hmacs = list.map((secret) => hmacFor(secretKey(secret), id, timestamp));

@@ -79,6 +79,21 @@ describe('mediahook send: refusals', () => {
       error: 'printable ASCII only',
     },
     {
+      why: 'a signed id with a space at an end',
+      args: ['URL', '--family', 'A', '--message', 'x', '--secret', SECRET, '--id', 'op '],
+      error: 'loses spaces at its ends',
+    },
+    {
+      why: 'a family given twice, differently',
+      args: ['URL', '--family', 'A', '--message', 'x', '--family', 'B'],
+      error: '--family is given twice with different values',
+    },
+    {
+      why: 'a message given twice, differently',
+      args: ['URL', '--family', 'A', '--message', 'x', '--message=y'],
+      error: '--message is given twice with different values',
+    },
+    {
       why: 'a bad timeout',
       args: ['URL', '--family', 'A', '--message', 'x', '--timeout', '30'],
       error: 'did you mean 30s?',

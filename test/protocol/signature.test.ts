@@ -269,4 +269,15 @@ describe('secrets and ids', () => {
   it('refuses a webhook id with CR or LF (it would split the header)', () => {
     expect(() => new BodySigner(VECTOR.secret, 'a\r\nb')).toThrow(TypeError);
   });
+
+  it.each([' lead', 'trail ', '\ttab', 'nul\0'])(
+    'refuses a webhook id a header cannot carry as it is (%j)',
+    (id) => {
+      expect(() => new BodySigner(VECTOR.secret, id)).toThrow(TypeError);
+    },
+  );
+
+  it('signs an id with white space inside it', () => {
+    expect(new BodySigner(VECTOR.secret, 'in side').headers()['webhook-id']).toBe('in side');
+  });
 });
