@@ -1,5 +1,12 @@
-import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { apiClientError, ApiError } from './api-error.ts';
+import { MAX_JSON_BYTES } from './request-validation.ts';
 
 /**
  * An HTTP server for the API's handler whose every refusal is the API's JSON error: bytes
@@ -19,6 +26,12 @@ export function createApiServer(handler: RequestListener): Server {
   server.on('clientError', apiClientError);
   // Node hands a request with an Expect other than 100-continue here instead of to the handler.
   server.on('checkExpectation', handler);
+  // A client that waits for `100 Continue` before a body over the limit gets the 413 instead,
+  // and never sends it; any other gets its 100 at once, as Node would send it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!(Number(req.headers['content-length']) > MAX_JSON_BYTES)) res.writeContinue();
+    handler(req, res);
+  });
   return server;
 }
 

@@ -11,7 +11,7 @@ import { requestHeadError } from './api-http-server.ts';
 import { ApiError, apiErrorResponse, methodNotAllowed, unauthorized } from './api-error.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
-import { parseCreateOperation } from './request-validation.ts';
+import { MAX_JSON_BYTES, parseCreateOperation } from './request-validation.ts';
 import type { RequestDrain } from './request-drain.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
@@ -24,7 +24,6 @@ export interface ApiOptions {
   drain?: RequestDrain;
 }
 
-const MAX_JSON_BYTES = 64 * 1024;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const JSON_TYPE = 'application/json; charset=utf-8';
 const OPERATION_PATH = /^\/v1\/operations\/([^/]+)(\/redeliver|\/result)?$/;
@@ -48,6 +47,13 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
       'unsupported_media_type',
       `the body is sent with Content-Encoding ${coding.slice(0, 100)}: send it unencoded`,
     );
+  }
+  // A declared length over the limit is refused before a byte is read (and, with `Expect:
+  // 100-continue`, before the client sends one: see createApiServer).
+  if (Number(req.headers['content-length']) > MAX_JSON_BYTES) {
+    throw new ApiError(413, 'body_too_large', `the body is over ${MAX_JSON_BYTES} bytes`, {
+      connection: 'close',
+    });
   }
   const chunks: Buffer[] = [];
   let size = 0;

@@ -15,6 +15,9 @@ addFormats(ajv);
 // the WHATWG parser the sender dials with (`webhookUrlProblem`), not a pattern of ASCII URIs.
 ajv.addFormat('iri', true);
 
+/** Largest JSON body the API reads. */
+export const MAX_JSON_BYTES = 64 * 1024;
+
 const validateCreate = ajv.compile(CREATE_OPERATION_SCHEMA);
 
 /** With the `u` flag a surrogate pair is one code point: only a half of one matches. */
