@@ -50,6 +50,30 @@ describe('mediahook check', () => {
     expect(failing(result)).toContain('an MP4 in family B');
   });
 
+  it('fails a receiver that accepts with 204, saying the spec answers 200', async () => {
+    const handler = await ourHandler();
+    const url = await serve((req, res) => {
+      const writeHead = res.writeHead.bind(res);
+      res.writeHead = ((status: number, headers: Record<string, string | number>) =>
+        writeHead(status === 200 ? 204 : status, status === 200 ? {} : headers)) as typeof res.writeHead;
+      const end = res.end.bind(res);
+      res.end = ((chunk?: unknown) =>
+        res.statusCode === 204 ? end() : end(chunk as string)) as typeof res.end;
+      return handler(req, res);
+    });
+    const result = await runCheck(url);
+    expect(result.code).toBe(1);
+    const accepted = result.report.rows.filter((row) => row.expected === 200);
+    expect(accepted.length).toBeGreaterThan(0);
+    for (const row of accepted) {
+      expect(row).toMatchObject({
+        pass: false,
+        got: 204,
+        reason: 'accepted with 204, where the spec answers 200',
+      });
+    }
+  });
+
   it('fails a receiver that rejects MP4, on the MP4 row only', async () => {
     const url = await ourReceiver({
       onSuccess(callback) {
