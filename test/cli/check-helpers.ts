@@ -15,6 +15,8 @@ export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 export interface CheckRow {
   case: string;
+  expected: number;
+  got: number | null;
   pass: boolean;
   reason: string;
   code?: string;
