@@ -9,19 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createReceiver, MemoryReceiptStore, nodeHandler } from '../../src/receiver/index.ts';
+import type { CheckRow } from '../../src/cli/check.ts';
 import { BIN } from './helpers.ts';
 
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-
-export interface CheckRow {
-  case: string;
-  expected: number;
-  got: number | null;
-  pass: boolean;
-  reason: string;
-  code?: string;
-  note?: string;
-}
 
 export interface CheckResult {
   code: number | null;
