@@ -6,10 +6,10 @@
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import express from 'express';
 import { expressHandler, nodeHandler } from '../../src/receiver/index.ts';
-import { createListenServer } from '../../src/web/listen-server.ts';
+import { createListenServer, type ListenServerOptions } from '../../src/web/listen-server.ts';
 import { ADAPTERS, type Adapter, listen, startReceiver } from './adapters.ts';
 import { expectFile, storedFiles, tempDir, type Wire, wire } from './helpers.ts';
 
@@ -48,6 +48,17 @@ function exchange(port: number, bytes: Buffer, options: { end?: boolean } = {}):
     socket.write(bytes);
     if (options.end) socket.end();
   });
+}
+
+/** `mediahook listen`'s server on a free port, closed with its receiver when the test ends. */
+async function startListenServer(options: ListenServerOptions = {}): Promise<number> {
+  const listenServer = createListenServer({ out: await tempDir(), ...options });
+  const running = await listen(listenServer.server);
+  onTestFinished(async () => {
+    await running.close();
+    await listenServer.receiver.close();
+  });
+  return running.port;
 }
 
 function head(callback: Wire, extra: string): Buffer {
@@ -139,21 +150,16 @@ describe('clientError', () => {
   );
 
   it('answers a whole callback whose sender half-closed after it (mediahook listen)', async () => {
-    const listenServer = createListenServer({ out: await tempDir() });
-    const running = await listen(listenServer.server);
-    try {
-      const callback = await wire();
-      const whole = Buffer.concat([
-        Buffer.from(
-          `POST /hook HTTP/1.1\r\nHost: a\r\nContent-Type: ${callback.contentType}\r\nContent-Length: ${callback.body.length}\r\n\r\n`,
-          'latin1',
-        ),
-        callback.body,
-      ]);
-      expect(await exchange(running.port, whole, { end: true })).toMatch(/^HTTP\/1\.1 200 /);
-    } finally {
-      await running.close();
-    }
+    const port = await startListenServer();
+    const callback = await wire();
+    const whole = Buffer.concat([
+      Buffer.from(
+        `POST /hook HTTP/1.1\r\nHost: a\r\nContent-Type: ${callback.contentType}\r\nContent-Length: ${callback.body.length}\r\n\r\n`,
+        'latin1',
+      ),
+      callback.body,
+    ]);
+    expect(await exchange(port, whole, { end: true })).toMatch(/^HTTP\/1\.1 200 /);
   });
 
   it('answers a body cut off by a connection reset as aborted, not as broken HTTP', async () => {
@@ -266,45 +272,32 @@ describe('clientError', () => {
   );
 
   it('in `mediahook listen`, takes a callback without Host and answers an unreadable target in JSON', async () => {
-    const listenServer = createListenServer({ out: await tempDir() });
-    const running = await listen(listenServer.server);
-    try {
-      const callback = await wire();
-      const noHost = Buffer.concat([
-        Buffer.from(
-          `POST /hook HTTP/1.1\r\nContent-Type: ${callback.contentType}\r\nContent-Length: ${callback.body.length}\r\nConnection: close\r\n\r\n`,
-          'latin1',
-        ),
-        callback.body,
-      ]);
-      expect(await exchange(running.port, noHost)).toMatch(/^HTTP\/1\.1 200 /);
-      const bad = await exchange(
-        running.port,
-        Buffer.from('GET http://[bad/ HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'),
-      );
-      expect(bad).toMatch(/^HTTP\/1\.1 400 /);
-      expect(errorCode(bad)).toBe('invalid_request');
-    } finally {
-      await running.close();
-      await listenServer.receiver.close();
-    }
+    const port = await startListenServer();
+    const callback = await wire();
+    const noHost = Buffer.concat([
+      Buffer.from(
+        `POST /hook HTTP/1.1\r\nContent-Type: ${callback.contentType}\r\nContent-Length: ${callback.body.length}\r\nConnection: close\r\n\r\n`,
+        'latin1',
+      ),
+      callback.body,
+    ]);
+    expect(await exchange(port, noHost)).toMatch(/^HTTP\/1\.1 200 /);
+    const bad = await exchange(
+      port,
+      Buffer.from('GET http://[bad/ HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'),
+    );
+    expect(bad).toMatch(/^HTTP\/1\.1 400 /);
+    expect(errorCode(bad)).toBe('invalid_request');
   });
 
   it('is wired by `mediahook listen`, whose record of the refusal is printed like any other', async () => {
     const outcomes: string[] = [];
-    const listenServer = createListenServer({
-      out: await tempDir(),
+    const port = await startListenServer({
       onOutcome: (outcome) => outcomes.push(outcome.error?.code ?? outcome.verdict),
     });
-    const running = await listen(listenServer.server);
-    try {
-      const [, request] = unreadable[0] ?? [];
-      const answer = await exchange(running.port, request!(await wire()));
-      expect(errorCode(answer)).toBe('malformed_request');
-      expect(outcomes).toEqual(['malformed_request']);
-    } finally {
-      await running.close();
-      await listenServer.receiver.close();
-    }
+    const [, request] = unreadable[0] ?? [];
+    const answer = await exchange(port, request!(await wire()));
+    expect(errorCode(answer)).toBe('malformed_request');
+    expect(outcomes).toEqual(['malformed_request']);
   });
 });
