@@ -5,6 +5,7 @@
 export { type ContinueRoute, deferContinue } from './adapters/expect-continue.ts';
 export { type ExpressHandler, expressHandler } from './adapters/express.ts';
 export { type FastifyReceiverOptions, fastifyReceiver } from './adapters/fastify.ts';
+export { allowHalfOpenAnswers } from './adapters/half-close.ts';
 export { honoHandler } from './adapters/hono.ts';
 export {
   type NodeHandler,

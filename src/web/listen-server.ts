@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  allowHalfOpenAnswers,
   createReceiver,
   deferContinue,
   type NodeHandlerOptions,
@@ -106,7 +107,7 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
   // site here): refused by Node, it would get a bare 400 and no record.
   const server = createServer({ requireHostHeader: false }, (req, res) => answer(res, route(req, res)));
   // A sender that half-closes after its body still gets its 200 or 500, as does any request.
-  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  allowHalfOpenAnswers(server);
   // A callback refused on its headers (too large, not multipart, unsigned) is answered before
   // a sender that asked `Expect: 100-continue` (curl, for files over 1 MiB) uploads its file.
   deferContinue(server, (req) => req.method === 'POST');

@@ -3,12 +3,13 @@
  * being processed keeps its own 200 or 500, and a request that never reached the handler gets
  * a 500 with its code instead of Node's bare 400. Raw sockets, so that every byte is ours.
  */
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { createAdaptorServer } from '@hono/node-server';
 import express from 'express';
-import { expressHandler, nodeHandler } from '../../src/receiver/index.ts';
+import { allowHalfOpenAnswers, expressHandler, nodeHandler, webHandler } from '../../src/receiver/index.ts';
 import { createListenServer, type ListenServerOptions } from '../../src/web/listen-server.ts';
 import { ADAPTERS, type Adapter, listen, startReceiver } from './adapters.ts';
 import { expectFile, storedFiles, tempDir, type Wire, wire } from './helpers.ts';
@@ -20,6 +21,16 @@ const nodeWithClientError: Adapter = {
     const handler = nodeHandler(receiver);
     const server = createServer(handler);
     server.on('clientError', handler.clientError);
+    return listen(server);
+  },
+};
+
+/** `webHandler` under @hono/node-server, its server told to answer after a half-close. */
+const webWithHalfOpenAnswers: Adapter = {
+  name: 'Web handler with allowHalfOpenAnswers',
+  start(receiver) {
+    const server = createAdaptorServer({ fetch: webHandler(receiver) }) as Server;
+    allowHalfOpenAnswers(server);
     return listen(server);
   },
 };
@@ -121,8 +132,8 @@ describe('clientError', () => {
     expect(await storedFiles(harness.out)).toEqual([]);
   });
 
-  // A bare Web handler never sees the Node server: its users set `server.httpAllowHalfOpen`.
-  it.each(ADAPTERS.filter((adapter) => adapter.name !== 'Web handler'))(
+  // A bare Web handler never sees the Node server: its users call allowHalfOpenAnswers.
+  it.each([...ADAPTERS.filter((adapter) => adapter.name !== 'Web handler'), webWithHalfOpenAnswers])(
     'answers a whole callback whose sender half-closed after it, then closes ($name)',
     async (adapter) => {
       const harness = await startReceiver(adapter);

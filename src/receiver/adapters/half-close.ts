@@ -5,14 +5,25 @@ interface HalfOpenServer {
 }
 
 /**
- * Lets `req`'s server answer a sender that half-closes its connection once its body is sent
- * (as `nc -N` and some HTTP clients do). Node's default aborts the request in flight at the
- * sender's FIN and ends the connection, so a callback stored meanwhile would get no 200 and be
- * sent again. With `httpAllowHalfOpen` (a `node:http` server property since Node 0.x) the answer
- * goes out and the connection closes after it; a body cut short by the FIN still fails as
- * `aborted`. Set on the server the request came through, the first time a callback arrives.
+ * Lets a `node:http` server answer a sender that half-closes its connection once its request
+ * is sent (as `nc -N` and some HTTP clients do). Node's default aborts the request in flight at
+ * the sender's FIN and ends the connection, so a callback stored meanwhile would get no 200 and
+ * be sent again. With `httpAllowHalfOpen` (a `node:http` server property since Node 0.x) the
+ * answer goes out and the connection closes after it; a body cut short by the FIN still fails
+ * as `aborted`. The Node adapters do this themselves when the first callback arrives; call it
+ * for a server whose requests reach the receiver through `webHandler`.
+ *
+ * @example
+ * const server = serve({ fetch: webHandler(receiver), port: 9000 });
+ * allowHalfOpenAnswers(server);
  */
+export function allowHalfOpenAnswers(server: object): void {
+  const flagged = server as HalfOpenServer;
+  if (flagged.httpAllowHalfOpen === false) flagged.httpAllowHalfOpen = true;
+}
+
+/** {@link allowHalfOpenAnswers} for the server `req` came through. */
 export function answerAfterHalfClose(req: IncomingMessage): void {
-  const server = (req.socket as { server?: HalfOpenServer } | null)?.server;
-  if (server?.httpAllowHalfOpen === false) server.httpAllowHalfOpen = true;
+  const server = (req.socket as { server?: object } | null)?.server;
+  if (server) allowHalfOpenAnswers(server);
 }
