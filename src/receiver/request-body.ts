@@ -84,12 +84,17 @@ export async function feed(
  */
 export function signatureFirst(error: unknown, verifier: SignatureVerifier | null): unknown {
   if (!verifier || !(error instanceof ProtocolError) || error.code === 'bad_signature') return error;
+  return mismatchOf(verifier) ?? error;
+}
+
+/** The verifier's refusal of the body it has seen whole, or null when the signature holds. */
+function mismatchOf(verifier: SignatureVerifier): unknown {
   try {
     verifier.verify();
+    return null;
   } catch (mismatch) {
     return mismatch;
   }
-  return error;
 }
 
 /**
@@ -112,12 +117,7 @@ export async function refusalOfSigned(
     const chunks = body[Symbol.asyncIterator]();
     if (!(await drainInto(chunks, verifier, maxBodyBytes).catch(() => false))) return refusal;
   }
-  try {
-    verifier.verify();
-  } catch (mismatch) {
-    return mismatch;
-  }
-  return refusal;
+  return mismatchOf(verifier) ?? refusal;
 }
 
 /** Reads the rest of a body into the verifier only; false when it is over `room` bytes. */
