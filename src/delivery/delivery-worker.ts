@@ -170,6 +170,10 @@ export class DeliveryWorker {
     return this.#inflight.size;
   }
 
+  get #leaseMs(): number {
+    return this.#options.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
   get #concurrency(): number {
     return this.#options.concurrency ?? 16;
   }
@@ -217,7 +221,7 @@ export class DeliveryWorker {
           ? {
               claim: {
                 limit,
-                leaseMs: this.#options.leaseMs ?? DEFAULT_LEASE_MS,
+                leaseMs: this.#leaseMs,
                 perEndpointLimit: this.#options.perEndpointLimit ?? 4,
               },
             }
@@ -340,7 +344,7 @@ export class DeliveryWorker {
       store: this.#options.store,
       idGen: callback.id_gen,
       workerId: this.workerId,
-      leaseMs: this.#options.leaseMs ?? DEFAULT_LEASE_MS,
+      leaseMs: this.#leaseMs,
       lost,
       onError: this.#options.onError,
     });
