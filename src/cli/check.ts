@@ -196,8 +196,6 @@ function table(rows: CheckRow[]): string {
 }
 
 export const checkCommand: Command = {
-  name: 'check',
-  summary: 'Check that a receiver conforms: valid, repeated, malformed, badly signed callbacks',
   usage: USAGE,
   async run(argv: string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseCommandArgs(argv, {

@@ -70,24 +70,38 @@ export function jsonLine(value: unknown): string {
 }
 
 /**
- * One `mediahook` command. Adding a command is one file exporting one of these and one line
+ * One `mediahook` command. Adding a command is one file exporting one of these and one entry
  * in the registry (`commands.ts`); dispatch, `--help` and error reporting come from `main.ts`.
  *
  * @example
- * export const hello: Command = {
- *   name: 'hello', summary: 'Say hello', usage: 'mediahook hello [--name NAME]\n…',
+ * export const helloCommand: Command = {
+ *   usage: 'Usage: mediahook hello [--name NAME]\n…',
  *   async run(argv, io) { io.stdout.write('hello\n'); return 0; },
  * };
  */
 export interface Command {
-  /** The word after `mediahook`. */
-  readonly name: string;
-  /** One line for `mediahook --help`. */
-  readonly summary: string;
   /** The whole text of `mediahook <name> --help`, ending in a newline. */
   readonly usage: string;
   /** Runs with the arguments after the command name; resolves to the exit code. */
   run(argv: string[], io: CliIo): Promise<number>;
+}
+
+/**
+ * A command as the registry lists it: what `mediahook --help` shows, and how to load the rest.
+ *
+ * @example
+ * const hello: CommandEntry = {
+ *   name: 'hello', summary: 'Say hello',
+ *   load: async () => (await import('./hello.ts')).helloCommand,
+ * };
+ */
+export interface CommandEntry {
+  /** The word after `mediahook`. */
+  readonly name: string;
+  /** One line for `mediahook --help`. */
+  readonly summary: string;
+  /** The command itself, loaded when it is about to run or show its usage. */
+  load(): Promise<Command>;
 }
 
 /**

@@ -62,8 +62,6 @@ const OPERATIONS = [
 ] as const;
 
 export const demoCommand: Command = {
-  name: 'demo',
-  summary: 'Run the service and a receiver together, with three sample operations',
   usage: USAGE,
   async run(argv: string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseCommandArgs(argv, {

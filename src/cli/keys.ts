@@ -12,8 +12,6 @@ on /v1 and may bind to other addresses than loopback.
 `;
 
 export const keysCommand: Command = {
-  name: 'keys',
-  summary: 'Create API keys for the service',
   usage: USAGE,
   async run(argv: string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseCommandArgs(argv, {

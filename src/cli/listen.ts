@@ -44,8 +44,6 @@ Runs until SIGINT or SIGTERM. Exit status: 0 after a signal; 1 when it cannot li
 `;
 
 export const listenCommand: Command = {
-  name: 'listen',
-  summary: 'Receive callbacks: validate, verify, store, print; inspector at /',
   usage: USAGE,
   async run(argv: string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseCommandArgs(argv, {

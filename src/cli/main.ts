@@ -1,8 +1,8 @@
 import { version } from '../version.ts';
-import { type CliIo, type Command, processIo, UsageError } from './command.ts';
+import { type CliIo, type CommandEntry, processIo, UsageError } from './command.ts';
 import { COMMANDS } from './commands.ts';
 
-function mainUsage(commands: readonly Command[]): string {
+function mainUsage(commands: readonly CommandEntry[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
   const lines = commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
   return [
@@ -46,7 +46,7 @@ function usageFailure(io: CliIo, prefix: string, message: string, helpHint: stri
 export async function main(
   argv: string[],
   io: CliIo = processIo(),
-  commands: readonly Command[] = COMMANDS,
+  commands: readonly CommandEntry[] = COMMANDS,
 ): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined) {
@@ -69,8 +69,13 @@ export async function main(
     }
     const command = commands.find((candidate) => candidate.name === topic);
     if (!command) return usageFailure(io, 'mediahook', `unknown command '${topic}'`, 'mediahook --help');
-    io.stdout.write(command.usage);
-    return 0;
+    try {
+      io.stdout.write((await command.load()).usage);
+      return 0;
+    } catch (error) {
+      io.stderr.write(`mediahook help: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    }
   }
   if (first.startsWith('-')) {
     return usageFailure(io, 'mediahook', `unknown option '${first}' before the command`, 'mediahook --help');
@@ -85,12 +90,13 @@ export async function main(
       'mediahook --help',
     );
   }
-  if (wantsHelp(rest)) {
-    io.stdout.write(command.usage);
-    return 0;
-  }
   try {
-    return await command.run(rest, io);
+    const loaded = await command.load();
+    if (wantsHelp(rest)) {
+      io.stdout.write(loaded.usage);
+      return 0;
+    }
+    return await loaded.run(rest, io);
   } catch (error) {
     const prefix = `mediahook ${command.name}`;
     if (error instanceof UsageError) {

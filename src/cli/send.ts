@@ -297,8 +297,6 @@ async function run(argv: string[], io: CliIo): Promise<number> {
  * await sendCommand.run(['http://127.0.0.1:9000/hook', '--family', 'A', '--file', 'result.jpg'], io);
  */
 export const sendCommand: Command = {
-  name: 'send',
-  summary: 'Send one callback (a file or an error text) to a URL and print the answer',
   usage: USAGE,
   run,
 };

@@ -20,8 +20,6 @@ ${SERVICE_FLAG_USAGE}`;
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 export const serveCommand: Command = {
-  name: 'serve',
-  summary: 'Run the generation service: API, generators, delivery, dashboard',
   usage: USAGE,
   async run(argv: string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseCommandArgs(argv, {

@@ -13,8 +13,6 @@ Options:
 ${SERVICE_FLAG_USAGE.replace(/^ {2}--db .*$/m, '  --db FILE|postgres://…  the store (required): PostgreSQL to scale out, or a SQLite file')}`;
 
 export const workerCommand: Command = {
-  name: 'worker',
-  summary: 'Run generation and delivery workers only (scale-out on PostgreSQL)',
   usage: USAGE,
   async run(argv: string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseCommandArgs(argv, SERVICE_FLAG_OPTIONS);

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type CliIo, type Command, UsageError } from '../../src/cli/command.ts';
+import { type CliIo, type Command, type CommandEntry, UsageError } from '../../src/cli/command.ts';
 import { main } from '../../src/cli/main.ts';
 import { BIN, runCli } from './helpers.ts';
 
@@ -22,9 +22,7 @@ function memoryIo(): CliIo & { out: () => string; err: () => string } {
   };
 }
 
-const probe: Command = {
-  name: 'probe',
-  summary: 'a command for tests',
+const probeCommand: Command = {
   usage: 'Usage: mediahook probe [--fail usage|error]\n',
   async run(argv, io) {
     if (argv[0] === 'usage') throw new UsageError('bad probe');
@@ -33,6 +31,7 @@ const probe: Command = {
     return 0;
   },
 };
+const probe: CommandEntry = { name: 'probe', summary: 'a command for tests', load: async () => probeCommand };
 
 describe('bin/mediahook', () => {
   it('prints the version from package.json', async () => {
@@ -101,7 +100,7 @@ describe('main', () => {
   it('answers --help anywhere before --, and passes --help after it', async () => {
     const io = memoryIo();
     expect(await main(['probe', 'x', '-h'], io, [probe])).toBe(0);
-    expect(io.out()).toBe(probe.usage);
+    expect(io.out()).toBe(probeCommand.usage);
     const after = memoryIo();
     expect(await main(['probe', '--', '--help'], after, [probe])).toBe(0);
     expect(after.out()).toBe('ran -- --help\n');
@@ -114,6 +113,20 @@ describe('main', () => {
     const failure = memoryIo();
     expect(await main(['probe', 'error'], failure, [probe])).toBe(1);
     expect(failure.err()).toBe('mediahook probe: probe broke\n');
+  });
+
+  it('turns a command that cannot load into exit 1, for running it and for its help', async () => {
+    const broken: CommandEntry = {
+      name: 'broken',
+      summary: 'a command whose module fails to load',
+      load: () => Promise.reject(new Error('cannot load the native module')),
+    };
+    const run = memoryIo();
+    expect(await main(['broken', 'x'], run, [broken])).toBe(1);
+    expect(run.err()).toBe('mediahook broken: cannot load the native module\n');
+    const help = memoryIo();
+    expect(await main(['help', 'broken'], help, [broken])).toBe(1);
+    expect(help.err()).toBe('mediahook help: cannot load the native module\n');
   });
 
   it('exits 2 on help for an unknown command', async () => {
