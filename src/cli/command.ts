@@ -44,26 +44,44 @@ export function processIo(): CliIo {
   return { stdout: quietWhenClosed(process.stdout), stderr: quietWhenClosed(process.stderr) };
 }
 
+// Besides C0, DEL and C1: the bidirectional controls, which can make a line read otherwise than
+// it is stored, and the Unicode line and paragraph separators, which some viewers break on.
+const UNICODE_FORMATTING = '\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069';
+const CONTROLS = new RegExp(`[\\x00-\\x1f\\x7f-\\x9f${UNICODE_FORMATTING}]`, 'g');
+const CONTROLS_BUT_LINES = new RegExp(`[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f${UNICODE_FORMATTING}]`, 'g');
+
 /**
- * Text from a receiver made harmless to print: control characters (C0, DEL, C1) shown as
- * `\xNN`, so an answer cannot move the cursor, retitle the terminal or forge lines.
+ * Text from a receiver or a sender made harmless to print: control characters (C0, DEL, C1)
+ * shown as `\xNN` and bidirectional controls and Unicode line separators as `\uNNNN`, so an
+ * answer cannot move the cursor, retitle the terminal, forge lines or reorder what is shown.
  * `keepLines` lets line feeds and tabs through, for a body printed as it is.
  *
  * @example
  * escapeControls('\u001b]0;pwned\u0007'); // '\\x1b]0;pwned\\x07'
+ * escapeControls('cat_\u202egpj.exe'); // 'cat_\\u202egpj.exe'
  */
 export function escapeControls(text: string, keepLines = false): string {
-  const controls = keepLines ? /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g : /[\x00-\x1f\x7f-\x9f]/g;
-  return text.replace(controls, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text.replace(keepLines ? CONTROLS_BUT_LINES : CONTROLS, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100
+      ? `\\x${code.toString(16).padStart(2, '0')}`
+      : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }
 
+const NOT_ESCAPED_BY_JSON = new RegExp(`[\\x7f-\\x9f${UNICODE_FORMATTING}]`, 'g');
+
 /**
- * One NDJSON line. JSON escapes C0 controls but not DEL or C1 (U+009B is a CSI to some
- * terminals), so those are escaped too: the same data, safe to print on a terminal.
+ * One NDJSON line. JSON escapes C0 controls but not DEL, C1 (U+009B is a CSI to some
+ * terminals), bidirectional controls or U+2028, so those are escaped too: the same data,
+ * safe to print on a terminal.
+ *
+ * @example
+ * jsonLine({ status: 'ok\u009b2J' }); // '{"status":"ok\\u009b2J"}\n'
  */
 export function jsonLine(value: unknown): string {
   const json = JSON.stringify(value).replace(
-    /[\x7f-\x9f]/g,
+    NOT_ESCAPED_BY_JSON,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
   return `${json}\n`;

@@ -263,7 +263,8 @@ describe('mediahook listen', () => {
   });
 
   it('prints what the sender wrote without obeying it: one line per callback, controls escaped', async () => {
-    const forged = 'ok\n12:00:00.000  accepted   A success id_gen=FORGED\u001b[31m\u009b2J';
+    const forged =
+      'ok\n12:00:00.000  accepted   A success id_gen=FORGED\u001b[31m\u009b2J\u202eTXT.exe\u2028';
     for (const json of [false, true]) {
       const listener = await startListen(['--out', out, ...(json ? ['--json'] : [])]);
       try {
@@ -279,11 +280,11 @@ describe('mediahook listen', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
         expect(listener.lines).toHaveLength(1);
         const line = listener.lines[0]!;
-        expect(line).not.toMatch(/[\x00-\x1f\x7f-\x9f]/);
+        expect(line).not.toMatch(/[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/);
         if (json) expect(JSON.parse(line)).toMatchObject({ status: forged, message: 'bad\r\nnews\u007f' });
         else
           expect(line).toContain(
-            'status=ok\\x0a12:00:00.000  accepted   A success id_gen=FORGED\\x1b[31m\\x9b2J',
+            'status=ok\\x0a12:00:00.000  accepted   A success id_gen=FORGED\\x1b[31m\\x9b2J\\u202eTXT.exe\\u2028',
           );
       } finally {
         await listener.stop();
