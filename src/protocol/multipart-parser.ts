@@ -328,7 +328,9 @@ export class MultipartParser {
 }
 
 const HEADER_END = Buffer.from('\r\n\r\n', 'latin1');
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// RFC 5322 §2.2 field names: printable ASCII but the colon. The headers a part is read by are
+// tokens; any other is ignored (RFC 7578 §4.8), whatever of that set its name holds.
+const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
 /**
  * The headers a part is read by: a repeat of one reads two ways (parsers take the first or the
  * last), so it is refused. Any other header "MUST be ignored" (RFC 7578 §4.8), repeated or not.
@@ -384,8 +386,14 @@ function parseHeaderBlock(block: Buffer): Map<string, string> {
     const colon = line.indexOf(':');
     if (colon <= 0) throw malformed(`a part header line has no name: ${JSON.stringify(line.slice(0, 80))}`);
     const name = line.slice(0, colon);
-    if (!HEADER_NAME.test(name))
-      throw malformed(`a part header name is not a token: ${JSON.stringify(name)}`);
+    if (/[ \t]$/.test(name)) {
+      // RFC 5322's obsolete form, which HTTP forbids and busboy and Go refuse: a reader that
+      // takes the name as written would not see a Content-Disposition here.
+      throw malformed(`a part header has white space before its colon: ${JSON.stringify(name)}`);
+    }
+    if (!HEADER_NAME.test(name)) {
+      throw malformed(`a part header name has a character no header name has: ${JSON.stringify(name)}`);
+    }
     const key = name.toLowerCase();
     if (headers.has(key)) {
       if (READ_HEADERS.has(key)) throw malformed(`a part repeats the header ${name}`);

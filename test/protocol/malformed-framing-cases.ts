@@ -167,8 +167,18 @@ export const FRAMING_CASES: MalformedCase[] = [
     code: 'malformed_multipart',
   },
   {
-    name: 'header name that is not a token',
+    name: 'header name with a space in it',
     body: withRawHeaders('Content-Disposition: form-data; name="message"\r\nBad Name: 1'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: "white space before a header's colon (RFC 5322's obsolete form)",
+    body: withRawHeaders('Content-Disposition : form-data; name="message"'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: "white space before an ignored header's colon",
+    body: withRawHeaders('Content-Disposition: form-data; name="message"\r\nX-Trace\t: 1'),
     code: 'malformed_multipart',
   },
   {

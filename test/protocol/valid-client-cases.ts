@@ -159,6 +159,14 @@ export const CLIENT_CASES: ValidCase[] = [
     expected: success('A', 'image/jpeg', 'r.jpg'),
   },
   {
+    // RFC 5322 §2.2: a field name is any printable ASCII but the colon, not only a token.
+    name: 'an ignored part header whose name is not an HTTP token (X-Trace[1], X-{id})',
+    contentType: `multipart/form-data; boundary=${CURL}`,
+    body: rawBody(CURL, [...commonTexts(() => ['X-Trace[1]: a', 'X-{id}@"q": b']), textPart('message', 'm')]),
+    expected: { event: 'error', family: 'A', ...fields, message: 'm' },
+    busboyDiffers: 'busboy refuses a part header whose name is not an HTTP token',
+  },
+  {
     // RFC 9110 §5.6.6: parameters = *( OWS ";" OWS [ parameter ] ), so an empty one is allowed.
     name: 'request Content-Type with empty parameters (;;)',
     contentType: `multipart/form-data;; boundary=${CURL} ;; charset=utf-8;`,
