@@ -189,7 +189,7 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
         post: {
           operationId: 'redeliver',
-          summary: 'Queue the callback again',
+          summary: 'Queue the callback again, due now, with its whole retry schedule',
           responses: {
             '202': { description: 'Queued again.', content: json('Operation') },
             '401': UNAUTHORIZED,

@@ -112,9 +112,10 @@ export async function releaseLeaseRows(
 }
 
 /**
- * Queues a callback again, due now. A final one (delivered, dead, gone) starts a new round: its
- * retry schedule restarts, its attempts so far stay. One still waiting is just made due now.
- * One being delivered, or an operation not finished yet, is a conflict.
+ * Queues a callback again, due now, in a new round: its retry schedule restarts, its attempts
+ * so far stay. That holds for one still waiting for a retry too, so that asking for a delivery
+ * now never costs it the tries its schedule had left; one not tried in its round yet is just
+ * made due now. One being delivered, or an operation not finished yet, is a conflict.
  */
 export async function redeliverRow(
   trx: StoreDb,
@@ -139,27 +140,27 @@ export async function redeliverRow(
   if (current.state === 'delivering') {
     throw new StoreError('conflict', `callback ${idGen} is being delivered right now`);
   }
-  const row = FINAL_CALLBACK_STATES.includes(current.state)
-    ? await trx
-        .updateTable('callbacks')
-        .set((eb) => ({
-          state: 'pending',
-          next_attempt_at: now,
-          finished_at: null,
-          round: eb('round', '+', 1),
-          round_attempt_count: 0,
-        }))
-        .where('id_gen', '=', idGen)
-        .where('state', 'in', FINAL_CALLBACK_STATES)
-        .returningAll()
-        .executeTakeFirst()
-    : await trx
-        .updateTable('callbacks')
-        .set({ next_attempt_at: now })
-        .where('id_gen', '=', idGen)
-        .where('state', 'in', ['pending', 'retrying'])
-        .returningAll()
-        .executeTakeFirst();
+  const row = await trx
+    .updateTable('callbacks')
+    .set((eb) => {
+      const tried = eb('round_attempt_count', '>', 0);
+      return {
+        state: eb.case().when(tried).then('pending').else(eb.ref('state')).end().$castTo<CallbackState>(),
+        next_attempt_at: now,
+        finished_at: null,
+        round: eb
+          .case()
+          .when(tried)
+          .then(eb('round', '+', 1))
+          .else(eb.ref('round'))
+          .end(),
+        round_attempt_count: 0,
+      };
+    })
+    .where('id_gen', '=', idGen)
+    .where('state', 'in', [...FINAL_CALLBACK_STATES, 'pending', 'retrying'])
+    .returningAll()
+    .executeTakeFirst();
   if (row === undefined) throw new StoreError('conflict', `callback ${idGen} changed meanwhile; try again`);
   events.push({ kind: 'callback', id_gen: idGen });
   return toCallbackRecord(row);

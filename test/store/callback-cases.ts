@@ -214,7 +214,7 @@ export function callbackCases(t: SuiteContext): void {
     ]);
     expect((await store.getOperation(id!))?.callback.attempts).toHaveLength(2);
 
-    // One still waiting for a retry is just made due now, in the same round.
+    // One still waiting for a retry starts a new round too, so it keeps every try of its schedule.
     const [waiting] = await finishedOperations(store, 1);
     await store.claimCallbacks('w1', { limit: 1, leaseMs: LEASE });
     await store.recordAttempt(waiting!, 'w1', attempt(clock.now, 503), {
@@ -222,10 +222,19 @@ export function callbackCases(t: SuiteContext): void {
       next_attempt_at: clock.now + 3_600_000,
     });
     expect(await store.redeliver(waiting!)).toMatchObject({
-      state: 'retrying',
+      state: 'pending',
       next_attempt_at: clock.now,
-      round: 1,
-      round_attempt_count: 1,
+      round: 2,
+      round_attempt_count: 0,
+      attempt_count: 1,
+    });
+    // One not tried in its round yet is just made due now: a second ask opens no empty round.
+    clock.advance(1000);
+    expect(await store.redeliver(waiting!)).toMatchObject({
+      state: 'pending',
+      next_attempt_at: clock.now,
+      round: 2,
+      round_attempt_count: 0,
     });
 
     await expectStoreError(store.redeliver('no-such-id'), 'not_found');
