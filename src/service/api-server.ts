@@ -128,9 +128,16 @@ function segment(raw: string, path: string): string {
   return decoded;
 }
 
+/** A query parameter's one value: given twice, which one was meant is anyone's guess. */
+function queryParam(url: URL, name: string): string | null {
+  const values = url.searchParams.getAll(name);
+  if (values.length > 1) throw new ApiError(400, 'invalid_request', `${name} is given more than once`);
+  return values[0] ?? null;
+}
+
 /** A free-text query parameter; U+0000 is refused here rather than by the store. */
 function textParam(url: URL, name: string): string | undefined {
-  const value = url.searchParams.get(name);
+  const value = queryParam(url, name);
   if (value === null) return undefined;
   if (value.includes('\u0000'))
     throw new ApiError(400, 'invalid_request', `${name} contains a NUL character`);
@@ -193,16 +200,16 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   }
 
   async function list(url: URL, res: ServerResponse): Promise<void> {
-    const text = url.searchParams.get('limit') ?? '50';
+    const text = queryParam(url, 'limit') ?? '50';
     const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
     if (!(limit >= 1 && limit <= 500)) {
       throw new ApiError(400, 'invalid_request', 'limit takes 1 to 500');
     }
     const operations = await store.listOperations({
       limit,
-      state: oneOf('state', url.searchParams.get('state'), OPERATION_STATES),
-      family: oneOf('family', url.searchParams.get('family'), ['A', 'B'] as const),
-      callbackState: oneOf('callback_state', url.searchParams.get('callback_state'), CALLBACK_STATES),
+      state: oneOf('state', queryParam(url, 'state'), OPERATION_STATES),
+      family: oneOf('family', queryParam(url, 'family'), ['A', 'B'] as const),
+      callbackState: oneOf('callback_state', queryParam(url, 'callback_state'), CALLBACK_STATES),
       endpoint: textParam(url, 'endpoint'),
       before: textParam(url, 'before'),
     });

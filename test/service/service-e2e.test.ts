@@ -150,6 +150,14 @@ describe('the service, end to end on SQLite', () => {
     expect((await run.post('/v1/operations/nope/redeliver', undefined)).body.error.code).toBe('not_found');
     expect((await run.get('/v1/operations?limit=0')).status).toBe(400);
     expect((await run.get('/v1/operations?state=weird')).status).toBe(400);
+    for (const query of ['limit=1&limit=2', 'family=A&family=A', 'before=x&before=y']) {
+      const repeated = await run.get(`/v1/operations?${query}`);
+      expect([repeated.status, repeated.body.error.code, repeated.body.error.message], query).toEqual([
+        400,
+        'invalid_request',
+        `${query.split('=')[0]} is given more than once`,
+      ]);
+    }
     const text = await run.post('/v1/operations', 'kind=image', { 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
   });
