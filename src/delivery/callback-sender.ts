@@ -338,8 +338,9 @@ function answerOf(
     at,
     duration_ms: Math.round(performance.now() - started),
     status_code: status,
+    // A 304 answers a conditional request, which a callback never is: no redirect, just a 3xx.
     error:
-      status >= 300 && status < 400
+      status >= 300 && status < 400 && status !== 304
         ? `redirect not followed${location ? ` (Location: ${location})` : ''}`
         : null,
     // No bytes at all (a 204, an empty 200) is no answer to show, as for a failure.

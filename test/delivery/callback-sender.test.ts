@@ -403,6 +403,12 @@ describe('answers that are not a plain success', () => {
     expect(target.connections).toBe(0);
   });
 
+  it('retries a 304 without calling it a redirect', async () => {
+    const r = await receiver(() => ({ status: 304 }));
+    const attempt = await sender().send(r.url('a'), errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'retry', status_code: 304, error: null });
+  });
+
   it('refuses localhost under the default policy without dialling', async () => {
     const r = await receiver();
     const attempt = await new CallbackSender().send(`http://localhost:${r.port}/hook`, errorCallback);
