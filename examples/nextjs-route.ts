@@ -17,7 +17,7 @@ let handler: ((request: Request) => Promise<Response>) | undefined;
 
 /** Made on the first callback, not on import, so `next build` opens no database. */
 function callbackHandler(): (request: Request) => Promise<Response> {
-  const secrets = process.env.WEBHOOK_SECRET?.split(/\s+/).filter(Boolean) ?? [];
+  const secrets = process.env['WEBHOOK_SECRET']?.split(/\s+/).filter(Boolean) ?? [];
   handler ??= webHandler(
     createReceiver({
       out: './callbacks',

@@ -6,7 +6,6 @@ import {
   bodyGuardsOf,
   failableBody,
   guardedWebBody,
-  guardsOn,
 } from './body-guards.ts';
 import { continuingOnRead } from './expect-continue.ts';
 
@@ -52,8 +51,9 @@ export async function answerWebRequest(
         )
       : undefined;
   const stream = failure ? null : request.body;
-  let body: AsyncIterable<Uint8Array> | null =
-    stream && guardsOn(guards) ? guardedWebBody(stream, guards) : stream;
+  // Read through the stream's reader even with no guard on: under TypeScript's DOM lib (as in
+  // a Next.js project) a ReadableStream is not typed as async-iterable.
+  let body: AsyncIterable<Uint8Array> | null = stream ? guardedWebBody(stream, guards) : null;
   if (body && hooks?.onRead) body = continuingOnRead(body, hooks.onRead);
   if (body && hooks?.watch) body = failableBody(body, hooks.watch);
   const response = await receiver.handle({
