@@ -131,13 +131,37 @@ function receiptOf(callback: ReceivedCallback): Receipt {
 }
 
 /**
+ * The request's signature, its headers checked (present, well formed, fresh: else a
+ * `bad_signature` is thrown); null without secrets.
+ */
+function verifierOf(
+  request: ReceiverRequest,
+  secrets: readonly string[],
+  toleranceSeconds: number | undefined,
+): SignatureVerifier | null {
+  if (secrets.length === 0) return null;
+  return new SignatureVerifier(secrets, (name) => request.header(name), { toleranceSeconds });
+}
+
+/**
  * What an adapter's failure means for the sender. A body parser in front of the receiver reads
  * JSON or a form that was never a callback: that body is not multipart, which says more than
- * that a parser read it first.
+ * that a parser read it first; but a receiver with a secret tells an unsigned sender only that.
  */
-function failureOf(request: ReceiverRequest): unknown {
+function failureOf(
+  request: ReceiverRequest,
+  secrets: readonly string[],
+  toleranceSeconds: number | undefined,
+): unknown {
   const { failure } = request;
   if (failure instanceof ReceiverError && failure.code === 'body_consumed') {
+    // Authentication first here too: an unsigned or stale request learns only that, whatever
+    // read its body. Whether a signature holds can no longer be told without its bytes.
+    try {
+      verifierOf(request, secrets, toleranceSeconds);
+    } catch (error) {
+      return error;
+    }
     const framing = boundaryOf(request.header('content-type'));
     if ('code' in framing && framing.code === 'not_multipart') {
       return new ProtocolError('not_multipart', framing.error);
@@ -207,12 +231,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   async function decode(request: ReceiverRequest, sinks: DiskSink[]) {
     // The signature's headers first: a sender that is not signed or is stale learns only that,
     // not which of the body's limits or encodings it would have passed.
-    const verifier =
-      secrets.length > 0
-        ? new SignatureVerifier(secrets, (name) => request.header(name), {
-            toleranceSeconds: options.toleranceSeconds,
-          })
-        : null;
+    const verifier = verifierOf(request, secrets, options.toleranceSeconds);
     const declared = request.header('content-length');
     // Also a hint for hashing: one that is no size (NaN) counts as unknown there.
     const declaredBytes = declared === undefined ? undefined : Number(declared);
@@ -338,7 +357,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
       let callback: ReceivedCallback | null = null;
       let receipt: Receipt | null = null;
       try {
-        if (request.failure !== undefined) throw failureOf(request);
+        if (request.failure !== undefined) throw failureOf(request, secrets, options.toleranceSeconds);
         const decoded = await decode(request, sinks);
         const result = await accept(decoded, sinks[0], request.signal);
         const duplicate = 'duplicateOf' in result;

@@ -106,6 +106,40 @@ describe('Express middleware in front of the receiver', () => {
   });
 });
 
+describe('a receiver with a secret behind a body parser', () => {
+  it('tells an unsigned or stale sender bad_signature, whatever read the body first', async () => {
+    const secret = newSecret();
+    const harness = await startReceiver(
+      expressAdapter((app) => {
+        // JSON parsed by express.json(), multipart turned into fields as multer would.
+        const multipart = fieldParser({ some: 'field' });
+        app.use(express.json());
+        app.use((req, res, next) => (req.is('multipart/form-data') ? multipart(req, res, next) : next()));
+      }),
+      { secret },
+    );
+    const json = Buffer.from('{"status":"success"}');
+    const unsignedJson = await post(harness.url, json, { 'content-type': 'application/json' });
+    expect(unsignedJson.body.error?.code).toBe('bad_signature');
+    const unsigned = await wire();
+    expect((await send(harness.url, unsigned)).body.error?.code).toBe('bad_signature');
+    const stale = await wire({ sign: secret, timestamp: Math.floor(Date.now() / 1000) - 3600 });
+    expect((await send(harness.url, stale)).body.error?.code).toBe('bad_signature');
+
+    // Signed and fresh: whether the signature holds cannot be told without the bytes, so the
+    // sender learns what became of its body.
+    const signed = await wire({ sign: secret });
+    const signedJson = await post(harness.url, json, {
+      ...signed.headers,
+      'content-type': 'application/json',
+    });
+    expect(signedJson.body.error?.code).toBe('not_multipart');
+    expect((await send(harness.url, signed)).body.error?.code).toBe('body_consumed');
+    await harness.settled(5);
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
+});
+
 describe('a body something else started reading', () => {
   it('is body_consumed in Express when a middleware read part of it, not a malformed callback', async () => {
     // A byte counter that hands on after its first chunk: the rest flows on to it alone.
