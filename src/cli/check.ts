@@ -148,7 +148,8 @@ export async function runConformanceCheck(
         headers: item.sign(),
         connectTimeoutMs: timeoutMs,
         responseTimeoutMs: timeoutMs,
-        previewBytes: 2048,
+        // Enough for an error body with a long message to still parse as the JSON it is.
+        previewBytes: 64 * 1024,
       });
     } catch (error) {
       if (!(error instanceof PostError)) throw error;

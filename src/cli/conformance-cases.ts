@@ -7,6 +7,7 @@ import {
   type MediaType,
   type OutgoingCallback,
 } from '../protocol/index.ts';
+import { SAMPLE_JPEG, SAMPLE_MP4 } from './sample-media.ts';
 
 /** One request of the conformance check and the answer a conforming receiver gives. */
 export interface ConformanceCase {
@@ -28,16 +29,9 @@ export interface ConformanceCase {
   sign(): Record<string, string>;
 }
 
-const JPEG = Buffer.concat([
-  Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]),
-  randomBytes(2048),
-  Buffer.from([0xff, 0xd9]),
-]);
-const MP4 = Buffer.concat([
-  Buffer.from([0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d, 0, 0, 2, 0]),
-  Buffer.from('isomiso2avc1mp41', 'latin1'),
-  randomBytes(4096),
-]);
+// Real, decodable files: a receiver that decodes what it accepts must not refuse the valid rows.
+const JPEG = SAMPLE_JPEG;
+const MP4 = SAMPLE_MP4;
 
 async function bytesOf(callback: OutgoingCallback): Promise<{ body: Buffer; contentType: string }> {
   const encoded = await encodeCallback(callback);
@@ -121,6 +115,15 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
     ...failure('B', 'x'),
     time_gen: String(Math.floor(Date.now() / 1000)),
   });
+  // RFC 2046 lets a sender quote any boundary: the service's need no quotes, other senders' may.
+  const quoted = failure('A', 'x');
+  const unquoted = await bytesOf(quoted);
+  add(
+    'boundary quoted in the Content-Type',
+    200,
+    { body: unquoted.body, contentType: unquoted.contentType.replace(/boundary=(.+)$/, 'boundary="$1"') },
+    quoted.id_gen,
+  );
 
   const text = (status = 'success') => {
     const c = common(status);
@@ -215,9 +218,12 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
     const otherSecret = `whsec_${randomBytes(24).toString('base64')}`;
     await badlySigned('unsigned', () => unsigned);
     await badlySigned('signed with another secret', (id, body) => signer(otherSecret, id, body));
-    // An hour before it is sent, whenever that is: far outside Standard Webhooks' ±5 minutes.
+    // An hour before or after it is sent, whenever that is: far outside Standard Webhooks' ±5
+    // minutes, which bound a timestamp from the future as from the past.
     const hourAgo = () => Math.floor(Date.now() / 1000) - 3600;
     await badlySigned('signed an hour ago', (id, body) => signer(secrets, id, body, hourAgo));
+    const hourAhead = () => Math.floor(Date.now() / 1000) + 3600;
+    await badlySigned('signed an hour ahead', (id, body) => signer(secrets, id, body, hourAhead));
     await badlySigned(
       'body changed after signing',
       (id, body) => signer(secrets, id, body),

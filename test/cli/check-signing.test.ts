@@ -34,7 +34,7 @@ function idGenOf(body: Buffer): string | undefined {
  * A receiver that is not mediahook, written from Standard Webhooks: it verifies the signature
  * properly, webhook-id = id_gen included, and then answers 200 to anything, whatever its parts.
  */
-function signatureOnlyReceiver(secret: string) {
+function signatureOnlyReceiver(secret: string, fresh = (ageSeconds: number) => Math.abs(ageSeconds) <= 300) {
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   return (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -48,7 +48,7 @@ function signatureOnlyReceiver(secret: string) {
       const { 'webhook-id': id, 'webhook-timestamp': stamp, 'webhook-signature': signature } = req.headers;
       if (typeof id !== 'string' || typeof stamp !== 'string' || typeof signature !== 'string')
         return refuse('not signed');
-      if (!(Math.abs(Date.now() / 1000 - Number(stamp)) <= 300)) return refuse('stale');
+      if (!fresh(Date.now() / 1000 - Number(stamp))) return refuse('stale');
       const expected = createHmac('sha256', key).update(`${id}.${stamp}.`).update(body).digest();
       const matches = signature.split(' ').some((entry) => {
         const given = Buffer.from(entry.slice(3), 'base64');
@@ -61,8 +61,8 @@ function signatureOnlyReceiver(secret: string) {
   };
 }
 
-/** Rows 1–9 are valid, 10–22 malformed, 23–26 badly signed. */
-const VALID = 9;
+/** Rows 1–10 are valid, 11–23 malformed, 24–28 badly signed. */
+const VALID = 10;
 const CONTENT = 13;
 
 describe('mediahook check --secret', () => {
@@ -70,12 +70,21 @@ describe('mediahook check --secret', () => {
     const result = await runCheck(await serve(signatureOnlyReceiver(SECRET)), ['--secret', SECRET]);
     expect(result.code).toBe(1);
     const rows = result.report.rows;
-    expect(rows).toHaveLength(VALID + CONTENT + 4);
+    expect(rows).toHaveLength(VALID + CONTENT + 5);
     expect(rows.slice(0, VALID).every((row) => row.pass)).toBe(true);
     const content = rows.slice(VALID, VALID + CONTENT);
     expect(content.map((row) => row.reason)).toEqual(content.map(() => 'an invalid callback was accepted'));
     expect(content.map((row) => row.case)).toContain('not multipart/form-data');
     expect(rows.slice(VALID + CONTENT).every((row) => row.pass && row.code === 'bad_signature')).toBe(true);
+  });
+
+  it('fails a receiver that takes a signature from the future, as Standard Webhooks bounds both ways', async () => {
+    const pastOnly = signatureOnlyReceiver(SECRET, (age) => age <= 300);
+    const result = await runCheck(await serve(pastOnly), ['--secret', SECRET]);
+    const signatureRows = result.report.rows.slice(VALID + CONTENT);
+    expect(signatureRows.filter((row) => !row.pass).map((row) => [row.case, row.reason])).toEqual([
+      ['signed an hour ahead', 'an invalid callback was accepted'],
+    ]);
   });
 
   it('fails a correctly signed malformed row refused as bad_signature, and hints when every valid one was', async () => {
@@ -114,8 +123,8 @@ describe('mediahook check --secret', () => {
     let seen = 0;
     const url = await serve((req, res) => {
       const stamp = Number(req.headers['webhook-timestamp']);
-      // The row signed an hour ago is stale on purpose; the unsigned one has no timestamp.
-      if (stamp > Date.now() / 1000 - 1800) lags.push(Date.now() / 1000 - stamp);
+      // The rows signed an hour ago and ahead are off on purpose; the unsigned one has no timestamp.
+      if (Math.abs(Date.now() / 1000 - stamp) < 1800) lags.push(Date.now() / 1000 - stamp);
       // The first three answers take 1.1 s each: signed up front, the third would be 2 s old.
       setTimeout(() => handler(req, res), seen++ < 3 ? 1100 : 0);
     });

@@ -9,7 +9,7 @@ import { runCli } from './helpers.ts';
 afterEach(cleanUp);
 
 /** Cases of a run without --secret. */
-const CASES = 22;
+const CASES = 23;
 
 describe('mediahook check, stopping early', () => {
   it('stops after the first request that gets no answer, and says so once', async () => {

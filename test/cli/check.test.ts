@@ -44,10 +44,25 @@ describe('mediahook check', () => {
     expect(result.code).toBe(1);
     const rows = result.report.rows;
     expect(rows.filter((row) => row.pass).map((row) => row.case)).toEqual(
-      rows.slice(0, 9).map((row) => row.case),
+      rows.slice(0, 10).map((row) => row.case),
     );
-    expect(rows.slice(9).every((row) => row.reason === 'an invalid callback was accepted')).toBe(true);
+    expect(rows.slice(10).every((row) => row.reason === 'an invalid callback was accepted')).toBe(true);
     expect(failing(result)).toContain('an MP4 in family B');
+  });
+
+  it('reads the code of an error body whose message is long', async () => {
+    const error = { code: 'missing_part', message: `long ${'x'.repeat(8000)}` };
+    const url = await serve((req, res) => {
+      req.resume();
+      req.on('end', () =>
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error })),
+      );
+    });
+    const refused = (await runCheck(url)).report.rows.filter((row) => row.got === 500);
+    expect(refused.length).toBeGreaterThan(10);
+    expect(refused.map((row) => [row.code, row.note])).toEqual(
+      refused.map(() => ['missing_part', undefined]),
+    );
   });
 
   it('fails a receiver that accepts with 204, saying the spec answers 200', async () => {
