@@ -77,9 +77,13 @@ function grade(item: ConformanceCase, answer: PostResult, signed: boolean): Chec
     reason = `accepted with ${status}, where the spec answers 200`;
   } else if (item.expect === 200) {
     reason = `a valid callback was refused (${status}${code ? ` ${code}` : ''})`;
-  } else {
+  } else if (status >= 200 && status < 300) {
     reason =
-      status >= 200 && status < 300 ? 'an invalid callback was accepted' : `answered ${status}, not 500`;
+      item.kind === 'signature'
+        ? 'a badly signed callback was accepted: is the signature checked?'
+        : 'an invalid callback was accepted';
+  } else {
+    reason = `answered ${status}, not 500`;
   }
   const row: CheckRow = {
     case: item.name,

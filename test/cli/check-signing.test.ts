@@ -78,12 +78,27 @@ describe('mediahook check --secret', () => {
     expect(rows.slice(VALID + CONTENT).every((row) => row.pass && row.code === 'bad_signature')).toBe(true);
   });
 
+  it('asks whether signatures are checked when a receiver accepts every badly signed row', async () => {
+    const result = await runCheck(await ourReceiver(), ['--secret', SECRET]);
+    const failed = result.report.rows.filter((row) => !row.pass);
+    expect(failed.map((row) => row.case)).toEqual([
+      'unsigned',
+      'signed with another secret',
+      'signed an hour ago',
+      'signed an hour ahead',
+      'body changed after signing',
+    ]);
+    expect(new Set(failed.map((row) => row.reason))).toEqual(
+      new Set(['a badly signed callback was accepted: is the signature checked?']),
+    );
+  });
+
   it('fails a receiver that takes a signature from the future, as Standard Webhooks bounds both ways', async () => {
     const pastOnly = signatureOnlyReceiver(SECRET, (age) => age <= 300);
     const result = await runCheck(await serve(pastOnly), ['--secret', SECRET]);
     const signatureRows = result.report.rows.slice(VALID + CONTENT);
     expect(signatureRows.filter((row) => !row.pass).map((row) => [row.case, row.reason])).toEqual([
-      ['signed an hour ahead', 'an invalid callback was accepted'],
+      ['signed an hour ahead', 'a badly signed callback was accepted: is the signature checked?'],
     ]);
   });
 
