@@ -1,11 +1,13 @@
 import { lstat, open } from 'node:fs/promises';
 import { SNIFF_BYTES, sniffMediaType } from '../../protocol/index.ts';
 import { GenerationError } from './generation-error.ts';
+import { wholeFileProblem } from './media-structure.ts';
 import { type GeneratedMedia, type GenerationRequest, mediaTypeOf } from './generator.ts';
 
 /**
- * Checks a file a generator left behind: it exists, is a regular non-empty file (not a link), and its bytes
- * (not its name) are the media type the request asked for: JPEG for an image, MP4 for a video.
+ * Checks a file a generator left behind: it exists, is a regular non-empty file (not a link), its bytes
+ * (not its name) are the media type the request asked for (JPEG for an image, MP4 for a video),
+ * and it is whole: a JPEG ends with its end-of-image marker, an MP4's boxes fill it, `moov` included.
  * Anything else is a `bad_output` failure whose message says what was wrong, with `who` as the
  * subject (e.g. `the generator`).
  *
@@ -34,21 +36,26 @@ export async function checkGeneratedFile(
 
   const head = Buffer.alloc(SNIFF_BYTES);
   const file = await open(path, 'r');
-  let read: number;
   try {
-    ({ bytesRead: read } = await file.read(head, 0, SNIFF_BYTES, 0));
+    const { bytesRead } = await file.read(head, 0, SNIFF_BYTES, 0);
+    const detected = sniffMediaType(head.subarray(0, bytesRead));
+    if (detected === null) {
+      throw new GenerationError(
+        'bad_output',
+        `${who} wrote a file that is neither JPEG nor MP4 (${expected} was asked for)`,
+      );
+    }
+    if (detected !== expected) {
+      throw new GenerationError('bad_output', `${who} wrote ${detected} where ${expected} was asked for`);
+    }
+    const problem = await wholeFileProblem(file, size, detected);
+    if (problem !== null)
+      throw new GenerationError(
+        'bad_output',
+        `${who} wrote ${kind === 'image' ? 'an image' : 'a video'} file, but ${problem}`,
+      );
+    return { path, mediaType: detected, bytes: size };
   } finally {
     await file.close();
   }
-  const detected = sniffMediaType(head.subarray(0, read));
-  if (detected === null) {
-    throw new GenerationError(
-      'bad_output',
-      `${who} wrote a file that is neither JPEG nor MP4 (${expected} was asked for)`,
-    );
-  }
-  if (detected !== expected) {
-    throw new GenerationError('bad_output', `${who} wrote ${detected} where ${expected} was asked for`);
-  }
-  return { path, mediaType: detected, bytes: size };
 }

@@ -50,7 +50,9 @@ describe('CommandGenerator', () => {
       expect(media.path).toBe(`${workDir.path}/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5d${extension}`);
       const bytes = await readFile(media.path);
       expect(media.bytes).toBe(bytes.length);
-      const received = JSON.parse(bytes.subarray(kind === 'image' ? 4 : 8).toString('utf8')) as CommandInput;
+      const text = bytes.toString('latin1');
+      const json = Buffer.from(text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1), 'latin1');
+      const received = JSON.parse(json.toString('utf8')) as CommandInput;
       expect(received).toEqual({
         id_gen: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5d',
         kind,
@@ -80,6 +82,22 @@ describe('CommandGenerator', () => {
     { mode: 'jpeg', kind: 'video', message: 'the generator wrote image/jpeg where video/mp4 was asked for' },
     { mode: 'empty', kind: 'image', message: 'the generator wrote an empty image file' },
     { mode: 'nothing', kind: 'video', message: 'the generator wrote no video file' },
+    {
+      mode: 'cut-jpeg',
+      kind: 'image',
+      message:
+        'the generator wrote an image file, but it does not end with the end-of-image marker (FF D9): cut short?',
+    },
+    {
+      mode: 'cut-mp4',
+      kind: 'video',
+      message: 'the generator wrote a video file, but it ends inside its free box: cut short?',
+    },
+    {
+      mode: 'mp4-without-moov',
+      kind: 'video',
+      message: 'the generator wrote a video file, but it has no moov box (the index a player needs)',
+    },
   ] as const)('refuses bad output ($mode for $kind) and removes it', async ({ mode, kind, message }) => {
     await expect(fakeModel(mode).generate(request(kind), { workDir: workDir.path })).rejects.toMatchObject({
       code: 'bad_output',
