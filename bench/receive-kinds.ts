@@ -9,6 +9,7 @@ export const SERVER_KINDS = [
   'busboy',
   'busboy-fs',
   'raw-http',
+  'raw-sink',
   'raw-tcp',
 ] as const;
 export type ServerKind = (typeof SERVER_KINDS)[number];

@@ -18,7 +18,7 @@ import {
   type ReceiptStore,
 } from '../src/receiver/index.ts';
 import { fullGc, peakRssMiB, resetPeakRss, rssMiB } from './harness.ts';
-import { answer, counts, listen, sendJson, track, work } from './receive-common.ts';
+import { answer, CountedSink, counts, listen, pipeToSink, sendJson, track, work } from './receive-common.ts';
 import { SERVER_KINDS, type ServerKind } from './receive-kinds.ts';
 import { serveCommands } from './receive-proc.ts';
 
@@ -106,6 +106,30 @@ async function rawHttp(): Promise<number> {
   return listen(server);
 }
 
+/**
+ * The ceiling of any receiver on the shared sink: no parsing, no checks, the whole request body
+ * into the same DiskSink (writev batches, fsync, rename, directory fsync), named by a counter.
+ * What a server answers beyond this one comes from storing less, not from parsing faster.
+ */
+async function rawSink(out: string): Promise<number> {
+  let stored = 0;
+  const server = createServer((req, res) => {
+    const sink = new CountedSink(out);
+    pipeToSink(req, sink)
+      .then(() => sink.close())
+      .then(() => sink.commit(join(out, `${(stored++).toString(36)}.bin`)))
+      .then(
+        () => sendJson(res, 200, answer('')),
+        async (error: unknown) => {
+          await sink.abort();
+          sendJson(res, 500, JSON.stringify({ error: String(error) }));
+        },
+      );
+  });
+  track(server);
+  return listen(server);
+}
+
 /** The limit of loopback itself: count the bytes of a connection, answer the count when it ends. */
 async function rawTcp(): Promise<number> {
   const server = createTcpServer((socket) => {
@@ -177,6 +201,7 @@ async function main(): Promise<void> {
     busboy: async (dir) => (await peers()).busboyServer(dir),
     'busboy-fs': async (dir) => (await peers()).busboyFsServer(dir),
     'raw-http': rawHttp,
+    'raw-sink': rawSink,
     'raw-tcp': rawTcp,
   };
   const port = await start[kind](out);

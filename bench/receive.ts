@@ -11,7 +11,9 @@ import {
   type Check,
   emptyRuns,
   interleave,
+  type Measure,
   measuresOver,
+  ratio,
   ratioCheck,
   type Suite,
   type SuiteContext,
@@ -32,7 +34,14 @@ const measure = measuresOver(PEERS);
  * raw-tcp (one connection per body).
  */
 const JPEG_SERVERS = SERVER_KINDS.filter((kind) => kind !== 'busboy-fs' && kind !== 'raw-tcp');
-const UPLOAD_SERVERS: readonly ServerKind[] = ['ours', 'busboy', 'busboy-fs', 'raw-http', 'raw-tcp'];
+const UPLOAD_SERVERS: readonly ServerKind[] = [
+  'ours',
+  'busboy',
+  'busboy-fs',
+  'raw-sink',
+  'raw-http',
+  'raw-tcp',
+];
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -132,7 +141,9 @@ function checkJpegRun(kind: ServerKind, load: LoadResult, got: ServerCounts): vo
       problems.push(`${got.stored} files stored for ${got.ok} answers`);
     }
     if (got.files !== got.stored) problems.push(`${got.files} files on disk, ${got.stored} stored`);
-    if (got.fileBytes !== got.files * JPEG_BYTES) problems.push('stored files have the wrong size');
+    // raw-sink stores the whole body, not the file in it.
+    const fileBytes = kind === 'raw-sink' ? load.bodyBytes : JPEG_BYTES;
+    if (got.fileBytes !== got.files * fileBytes) problems.push('stored files have the wrong size');
     if (got.partial > 0) problems.push(`${got.partial} temporary files left behind`);
   }
   if (problems.length > 0) throw new Error(`receive, ${kind}, JPEG: ${problems.join('; ')}`);
@@ -142,9 +153,11 @@ function checkUpload(kind: ServerKind, fileBytes: number, up: UploadResult, got:
   const problems: string[] = [];
   if (up.status !== 200) problems.push(`answered ${up.status}: ${up.answer.slice(0, 200)}`);
   if (kind === 'raw-http' && got.receivedBytes !== up.bytes) problems.push('body bytes do not add up');
-  if (kind === 'ours' || kind === 'busboy' || kind === 'busboy-fs') {
-    if (got.stored !== 1 || got.files !== 1 || got.fileBytes !== fileBytes || got.storedBytes !== fileBytes) {
-      problems.push(`stored ${got.files} file(s) of ${got.fileBytes} bytes, expected 1 of ${fileBytes}`);
+  if (kind === 'ours' || kind === 'busboy' || kind === 'busboy-fs' || kind === 'raw-sink') {
+    // raw-sink stores the whole body, not the file in it.
+    const bytes = kind === 'raw-sink' ? up.bytes : fileBytes;
+    if (got.stored !== 1 || got.files !== 1 || got.fileBytes !== bytes || got.storedBytes !== bytes) {
+      problems.push(`stored ${got.files} file(s) of ${got.fileBytes} bytes, expected 1 of ${bytes}`);
     }
     if (got.partial > 0) problems.push('a temporary file was left behind');
   }
@@ -269,6 +282,21 @@ async function rssPhase(ctx: SuiteContext, plan: Plan, loader: Worker, root: str
   return { growth, peak };
 }
 
+/**
+ * How far the sink alone goes beyond the peers on it: no receiver writing through that sink can
+ * answer more than raw-sink, so these ratios bound what parsing faster can gain there.
+ */
+function ceilingNote(rate: Measure, best: string, speed: Measure): string {
+  const shown = (value: number | null) => (value === null ? '—' : `${value.toFixed(2)}×`);
+  const sink = (m: Measure) => m.peers['raw-sink'] ?? null;
+  return (
+    `ceiling on the project DiskSink: raw-sink answers ${shown(ratio(sink(rate), rate.peers[best] ?? null))} ` +
+    `${best}'s JPEG requests/s and uploads at ${shown(ratio(sink(speed), speed.peers.busboy ?? null))} ` +
+    "busboy's speed on the same sink; ours is at " +
+    `${shown(ratio(rate.ours, sink(rate)))} and ${shown(ratio(speed.ours, sink(speed)))} of raw-sink`
+  );
+}
+
 /** A directory on tmpfs for the JPEG runs without disk cost, or null where there is none. */
 async function tmpfsRoot(): Promise<string | null> {
   const shm = '/dev/shm';
@@ -369,8 +397,10 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
         `${disk.files + (mem?.files ?? 0)} stored files counted and sized; server CPU is all its threads`,
       `uploads: median of ${plan.uploadRounds} interleaved runs after a warm-up; MB = 10^6 bytes of request ` +
         `body; RSS: median of ${plan.rssRuns} fresh server process(es)`,
-      'raw-http reads the body and answers 200 (no parsing, no storing); raw-tcp counts the bytes of ' +
-        'one connection: the limits of the machine, not receivers',
+      'raw-http reads the body and answers 200 (no parsing, no storing); raw-sink puts the whole body ' +
+        'into the project DiskSink with no parsing at all; raw-tcp counts the bytes of one connection: ' +
+        'the limits of the machine and of the sink, not receivers',
+      ceilingNote(rate, best, speed),
     );
     return { contenders: [...CONTENDERS], measures, checks, notes };
   } finally {
