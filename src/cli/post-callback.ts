@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { EncodedCallback } from '../protocol/index.ts';
+import { connectorWithDeadline } from '../delivery/connect-deadline.ts';
 import { userAgent } from '../version.ts';
 import { formatDuration } from './duration.ts';
 import { formatBytes } from './progress.ts';
@@ -126,7 +127,7 @@ export class PostError extends Error {
 export async function postCallback(options: PostOptions): Promise<PostResult> {
   const { url, encoded, onProgress } = options;
   const agent = new Agent({
-    connect: { timeout: options.connectTimeoutMs },
+    connect: connectorWithDeadline({ timeout: options.connectTimeoutMs }),
     // undici arms this when the request starts and re-arms it whenever the socket drains, so
     // it also catches a receiver that stops reading the upload.
     headersTimeout: options.responseTimeoutMs,

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isUuidv7 } from '../../src/ids/uuidv7.ts';
 import { MemoryReceiptStore, type Receipt } from '../../src/receiver/index.ts';
 import { cleanUp, failing, ourHandler, ourReceiver, runCheck, SECRET, serve } from './check-helpers.ts';
+import { startUnacceptingListener } from '../unaccepting-listener.ts';
 import { closedPort, runCli } from './helpers.ts';
 
 afterEach(cleanUp);
@@ -134,6 +135,20 @@ describe('mediahook check', () => {
     expect(run.stderr).toBe(
       `mediahook check: cannot reach ${url}: connection refused by ${new URL(url).host}\n`,
     );
+  });
+
+  it('stops at once, with one message, when the first connect does not complete in time', async () => {
+    const listener = await startUnacceptingListener();
+    try {
+      const url = `${listener.origin}/hook`;
+      const run = await runCli(['check', url, '--timeout', '300ms']);
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toBe(
+        `mediahook check: cannot reach ${url}: could not connect to ${new URL(url).host} within 300ms\n`,
+      );
+    } finally {
+      await listener.close();
+    }
   });
 
   it('sends opaque status, id_gen and time_gen, which a UUID- and RFC 3339-minded receiver fails', async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isUuidv7 } from '../../src/ids/uuidv7.ts';
 import { partsOf, SignatureVerifier } from '../../src/protocol/index.ts';
+import { startUnacceptingListener } from '../unaccepting-listener.ts';
 import {
   closedPort,
   jpegBytes,
@@ -257,6 +258,28 @@ describe('mediahook send: answers and exit codes', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(`connection refused by 127.0.0.1:${port}`);
+  });
+
+  it('exits 1 when a connect does not complete within --connect-timeout, having sent nothing', async () => {
+    const listener = await startUnacceptingListener();
+    try {
+      const started = Date.now();
+      const run = await runCli([
+        'send',
+        `${listener.origin}/hook`,
+        '--family',
+        'A',
+        '--message',
+        'x',
+        '--connect-timeout',
+        '300ms',
+      ]);
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toContain(`could not connect to 127.0.0.1:${listener.port} within 300ms`);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await listener.close();
+    }
   });
 
   it('prints one JSON line with --json', async () => {

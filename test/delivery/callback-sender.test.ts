@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CANCELLED, CallbackSender, type CallbackSenderOptions } from '../../src/delivery/index.ts';
 import type { OutgoingCallback } from '../../src/protocol/index.ts';
+import { startUnacceptingListener } from '../unaccepting-listener.ts';
 import { jpegBytes } from './harness.ts';
 import { LOOPBACK, type RecordingReceiver, startDeafServer, startRecordingReceiver } from './receivers.ts';
 
@@ -189,6 +190,17 @@ describe('failures without an answer', () => {
     const attempt = await sender().send(`http://${LOOPBACK}:${port}/hook`, errorCallback);
     expect(attempt).toMatchObject({ verdict: 'retry', status_code: null });
     expect(attempt.error).toMatch(/^connection_refused: /);
+  });
+
+  it('gives up on a connect that does not complete within connectTimeoutMs, having sent nothing', async () => {
+    const listener = await startUnacceptingListener();
+    closers.push(() => listener.close());
+    const attempt = await sender({ connectTimeoutMs: 300 }).send(`${listener.origin}/hook`, errorCallback);
+    expect(attempt).toMatchObject({ verdict: 'retry', status_code: null, response_head: null });
+    expect(attempt.error).toMatch(/^connect_timeout: no connection within the limit/);
+    // Held to the limit, not to undici's half-second clock, which gave up after about 1 s.
+    expect(attempt.duration_ms).toBeGreaterThanOrEqual(250);
+    expect(attempt.duration_ms).toBeLessThan(700);
   });
 
   it('frees the slot of a receiver that stops reading the upload (minimum rate)', async () => {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DeliveryFixture, deliveryBackends, FAST_RETRY, waitFor, waitForStates } from './harness.ts';
+import { startUnacceptingListener } from '../unaccepting-listener.ts';
 import { type RecordingReceiver, startRecordingReceiver } from './receivers.ts';
 
 const backends = await deliveryBackends('delivery outcomes');
@@ -105,6 +106,23 @@ describe.each(backends)('delivery outcomes on $name', (kind) => {
       null,
       expect.stringContaining('"received":true'),
     ]);
+  });
+
+  it('records a connect that never completes as connect_timeout, and retries it until the schedule ends', async () => {
+    const listener = await startUnacceptingListener();
+    f.defer(() => listener.close());
+    const id = await f.finished((id_gen) => `${listener.origin}/hook/${id_gen}`, 'error');
+    await f.worker({ senderOptions: { ssrf: { allowPrivate: true }, connectTimeoutMs: 300 } });
+    await waitForStates(f, [id], 'dead');
+    const attempts = await f.store.listAttempts(id);
+    expect(attempts).toHaveLength(1 + FAST_RETRY.schedule.length);
+    for (const attempt of attempts) {
+      expect(attempt).toMatchObject({ status_code: null, response_head: null });
+      expect(attempt.error).toMatch(/^connect_timeout: /);
+      // Held to the limit, not to undici's half-second clock, which gave up after about 1 s.
+      expect(attempt.duration_ms).toBeGreaterThanOrEqual(250);
+      expect(attempt.duration_ms).toBeLessThan(700);
+    }
   });
 
   it('ends dead once the schedule is used up: one first try and one per delay', async () => {

@@ -8,7 +8,8 @@
 
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { Agent, buildConnector } from 'undici';
+import { Agent, type buildConnector } from 'undici';
+import { connectorWithDeadline } from '../connect-deadline.ts';
 import { type ResolvedAddress, type Resolver, resolveAllowedAddresses } from './guarded-lookup.ts';
 import { parseHostAddress } from './ip-address.ts';
 import { type SsrfPolicy, validateSsrfPolicy } from './ssrf-policy.ts';
@@ -95,7 +96,7 @@ function dialInTurn(
 function dialerOf(connect: GuardedConnectorOptions['connect']): Connector {
   if (typeof connect === 'function') return connect;
   if (connect?.socketPath != null) throw new TypeError('a guarded connection cannot dial a unix socket path');
-  return buildConnector({ ...connect });
+  return connectorWithDeadline({ ...connect });
 }
 
 /**
