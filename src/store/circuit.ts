@@ -3,7 +3,7 @@
  * transaction that records the attempts, so that two workers settling attempts of one receiver
  * at once cannot lose a failure between a read and a write.
  */
-import type { OperandValueExpressionOrList } from 'kysely';
+import { type Expression, type OperandValueExpressionOrList, sql } from 'kysely';
 import type { Dialect, StoreDb } from './operation-queries.ts';
 import type { StoreSchema } from './schema.ts';
 import { selectEndpoint, upsertEndpoint } from './status-queries.ts';
@@ -87,10 +87,74 @@ export function halfOpenCircuitsQuery(db: StoreDb, keys: EndpointKeys, now: numb
 }
 
 /**
+ * Moves the waiting callbacks of a receiver whose circuit has just opened to the end of its
+ * pause, where they would be tried first anyway. Left due, they would sit at the head of the
+ * due index, and every claim and every next-due query would read past all of them (a receiver
+ * down for hours may hold hundreds of thousands) before reaching another receiver's callbacks;
+ * moved, they are read again when they can go. Only a speed-up: claims pass over a receiver
+ * whose circuit is open whatever its callbacks' times.
+ */
+export function parkCallbacksQuery(db: StoreDb, key: string, until: number) {
+  return (
+    db
+      .updateTable('callbacks')
+      .set({ next_attempt_at: until })
+      .where('endpoint_key', '=', key)
+      .where('state', 'in', ['pending', 'retrying'])
+      // `+ 0` keeps the planner on the receiver's rows (endpoint_key, state) rather than walking
+      // every due callback by time (callbacks_due_idx), which SQLite prefers otherwise.
+      .where((eb) => eb(eb('next_attempt_at', '+', 0), '<', until))
+  );
+}
+
+/**
+ * Makes due now the parked first attempts (`pending` callbacks set to the end of the pause) of
+ * those of `keys` whose circuit is open, for a circuit that closes before its pause is over (an
+ * answer to an attempt sent before it opened). A `pending` callback is never due later than
+ * its enqueueing but by parking, so those are the ones; parked retries keep the pause, which
+ * their own schedule would have had them wait part of anyway. Run before the circuit is closed
+ * (or, on PostgreSQL, in the statement that closes it): it reads the circuit as still open.
+ */
+export function unparkCallbacksQuery(db: StoreDb, keys: EndpointKeys, now: number) {
+  return (
+    db
+      .updateTable('callbacks')
+      .set({ next_attempt_at: now })
+      .where('endpoint_key', 'in', (eb) =>
+        eb
+          .selectFrom('endpoints')
+          .select('endpoints.key')
+          .where('endpoints.key', 'in', keys)
+          .where('endpoints.circuit_state', '=', 'open')
+          .where('endpoints.open_until', '>', now),
+      )
+      .where('state', '=', 'pending')
+      // As in parkCallbacksQuery: by receiver, not every parked callback by time.
+      .where((eb) => eb(eb('next_attempt_at', '+', 0), '>', now))
+  );
+}
+
+/**
+ * When a callback enqueued at `now` for the receiver `endpointKey` (its key, or a column of the
+ * enclosing query) is first due: now, or the end of its receiver's pause while its circuit is
+ * open, where `parkCallbacksQuery` would have put it.
+ */
+export function firstDueAt(db: StoreDb, endpointKey: string | Expression<string>, now: number) {
+  const pause = db
+    .selectFrom('endpoints as e')
+    .select('e.open_until')
+    .where('e.key', '=', endpointKey)
+    .where('e.circuit_state', '=', 'open')
+    .where('e.open_until', '>', now);
+  return sql<number>`coalesce((${pause}), ${now})`;
+}
+
+/**
  * Applies attempts' outcomes, in order, to their receivers' circuits, in the caller's
  * transaction. A receiver that only answered is closed by one conditional UPDATE that
  * changes nothing (and writes nothing) when it is closed already, the common case; one with a
- * failure among them is read (locked, on PostgreSQL), folded and written once.
+ * failure among them is read (locked, on PostgreSQL), folded and written once. A circuit that
+ * opens parks its receiver's waiting callbacks; one closed early unparks them.
  */
 export async function applyCircuitOutcomes(
   trx: StoreDb,
@@ -101,6 +165,7 @@ export async function applyCircuitOutcomes(
 ): Promise<void> {
   for (const [key, list] of outcomes) {
     if (!list.includes('failed')) {
+      await unparkCallbacksQuery(trx, [key], now).execute();
       await closeCircuitsQuery(trx, [key], now).execute();
       continue;
     }
@@ -109,7 +174,14 @@ export async function applyCircuitOutcomes(
       (state, outcome) => nextCircuit(state, outcome, policy, now),
       current,
     );
-    if (!same(next, current)) await upsertEndpoint(trx, key, next, now);
+    if (same(next, current)) continue;
+    if (current.circuit_state === 'open' && next.circuit_state !== 'open') {
+      await unparkCallbacksQuery(trx, [key], now).execute();
+    }
+    await upsertEndpoint(trx, key, next, now);
+    if (next.circuit_state === 'open' && next.open_until !== null && next.open_until !== current.open_until) {
+      await parkCallbacksQuery(trx, key, next.open_until).execute();
+    }
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import { FAMILIES, type MediaType } from '../protocol/index.ts';
+import { firstDueAt } from './circuit.ts';
 import { runCompiled } from './compiled-query.ts';
 import { endpointKeyOf } from './endpoint-key.ts';
 import { type OperationRow, toOperationRecord } from './records.ts';
@@ -260,7 +261,7 @@ export async function finishOperationRows(
       trx.insertInto('callbacks').values({
         id_gen: v.idGen,
         state: 'pending',
-        next_attempt_at: v.now,
+        next_attempt_at: firstDueAt(trx, v.endpointKey, v.now),
         attempt_count: 0,
         round: 1,
         round_attempt_count: 0,

@@ -94,6 +94,67 @@ export function settleCases(t: SuiteContext): void {
     expect(await store.getEndpoint(key)).toMatchObject({ circuit_state: 'open', consecutive_failures: 2 });
   });
 
+  it('parks a receiver’s waiting callbacks at the end of its pause when its circuit opens', async () => {
+    const { clock, store } = t;
+    const ids = await finishedOperations(store, 5, 'https://down.example/cb');
+    expect(await claimAll(store, 'w1', 2)).toEqual(ids.slice(0, 2));
+    const [other] = await finishedOperations(store, 1, 'https://up.example/cb');
+    const early = {
+      ...settlement(ids[0]!, 503, 'failed'),
+      next: { state: 'retrying', next_attempt_at: T0 + 500 },
+    };
+    await store.settleCallbacks('w1', [early as Settlement, settlement(ids[1]!, 503, 'failed')], {
+      circuit: POLICY,
+    });
+    expect(await store.getEndpoint('down.example:443')).toMatchObject({
+      circuit_state: 'open',
+      open_until: T0 + 1_000,
+    });
+    const due = async (id: string) => (await store.getCallback(id))?.next_attempt_at;
+    // The waiting first attempts and a retry due within the pause go at its end; a retry due
+    // after it keeps its time, and another receiver's callback is not touched.
+    expect(await Promise.all(ids.map(due))).toEqual([
+      T0 + 1_000,
+      T0 + 5_000,
+      T0 + 1_000,
+      T0 + 1_000,
+      T0 + 1_000,
+    ]);
+    expect(await due(other!)).toBe(T0);
+    // One enqueued during the pause is due at its end too.
+    clock.advance(100);
+    const [late] = await finishedOperations(store, 1, 'https://down.example/cb');
+    expect(await due(late!)).toBe(T0 + 1_000);
+    expect(await claimAll(store, 'w1')).toEqual([other]);
+    expect((await store.getOperation(late!))?.callback.next_attempt_at).toBe(
+      new Date(T0 + 1_000).toISOString(),
+    );
+    // At the end of the pause they are due, in the order they were enqueued.
+    clock.advance(900);
+    expect(await claimAll(store, 'w1', 2)).toEqual([ids[0], ids[2]]);
+  });
+
+  it('makes parked first attempts due at once when an answer closes the circuit before its pause ends', async () => {
+    const { clock, store } = t;
+    const ids = await finishedOperations(store, 5, 'https://flap.example/cb');
+    expect(await claimAll(store, 'w1', 3)).toEqual(ids.slice(0, 3));
+    await store.settleCallbacks(
+      'w1',
+      [settlement(ids[0]!, 500, 'failed'), settlement(ids[1]!, 500, 'failed')],
+      {
+        circuit: POLICY,
+      },
+    );
+    const due = async (id: string) => (await store.getCallback(id))?.next_attempt_at;
+    expect(await due(ids[3]!)).toBe(T0 + 1_000);
+    clock.advance(200);
+    // The answer to an attempt sent before the circuit opened closes it.
+    await store.settleCallbacks('w1', [settlement(ids[2]!, 200, 'answered')], { circuit: POLICY });
+    expect(await store.getEndpoint('flap.example:443')).toMatchObject({ circuit_state: 'closed' });
+    expect(await Promise.all(ids.map(due))).toEqual([T0 + 5_000, T0 + 5_000, null, T0 + 200, T0 + 200]);
+    expect(await claimAll(store, 'w1')).toEqual([ids[3], ids[4]]);
+  });
+
   it('closes a circuit on an answer, and writes nothing for a receiver that is closed already', async () => {
     const { store } = t;
     const ids = await finishedOperations(store, 2, 'https://mended.example/cb');

@@ -6,6 +6,7 @@
  * callback's latency.
  */
 import { sql } from 'kysely';
+import { firstDueAt } from '../circuit.ts';
 import { runCompiled } from '../compiled-query.ts';
 import { finishChangedNothing, finishedColumns, outcomeValues, type StoreDb } from '../operation-queries.ts';
 import { toOperationRecord } from '../records.ts';
@@ -14,17 +15,17 @@ import { encodeWorkEvent } from './notification-listener.ts';
 
 /** See `finishOperationRows`, which does the same in the caller's transaction. */
 export async function finishOperationOnPostgres(
-  db: StoreDb,
+  store: StoreDb,
   idGen: string,
   outcome: OperationOutcome,
   now: number,
   channel: string,
 ): Promise<FinishResult> {
   const [row] = await runCompiled(
-    db,
+    store,
     'finish-operation:postgres',
     (v) =>
-      db
+      store
         .with('finished', (db) =>
           db
             .updateTable('operations')
@@ -52,7 +53,7 @@ export async function finishOperationOnPostgres(
                 .select([
                   'finished.id_gen',
                   sql.lit('pending').as('state'),
-                  sql<number>`finished.finished_at`.as('next_attempt_at'),
+                  firstDueAt(store, sql.ref('finished.endpoint_key'), v.now).as('next_attempt_at'),
                   sql.lit(0).as('attempt_count'),
                   sql.lit(1).as('round'),
                   sql.lit(0).as('round_attempt_count'),
@@ -77,7 +78,7 @@ export async function finishOperationOnPostgres(
       wakeUp: encodeWorkEvent({ kind: 'callback', id_gen: idGen }),
     },
   );
-  if (row === undefined) return finishChangedNothing(db, idGen);
+  if (row === undefined) return finishChangedNothing(store, idGen);
   const { woken: _, ...operation } = row;
   return { operation: toOperationRecord(operation), changed: true };
 }

@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import { moveOnQuery, type RecordValues } from '../attempt-values.ts';
-import { closeCircuitsQuery } from '../circuit.ts';
+import { closeCircuitsQuery, unparkCallbacksQuery } from '../circuit.ts';
 import type { StoreDb } from '../operation-queries.ts';
 
 /**
@@ -20,6 +20,13 @@ export function postgresRecordAttempt(
   return (
     outer
       .with('moved', () => moveOnQuery(outer, v))
+      // Reads the circuit as it was before `closed` (every part of a statement reads the same
+      // snapshot), so it unparks only for a circuit this statement closes while still open.
+      .with('unparked', (db) =>
+        unparkCallbacksQuery(outer, db.selectFrom('moved').select('moved.endpoint_key'), v.now)
+          .where(sql<boolean>`${v.closeCircuit} = 1`)
+          .returning('id_gen'),
+      )
       .with('closed', (db) =>
         closeCircuitsQuery(outer, db.selectFrom('moved').select('moved.endpoint_key'), v.now)
           .where(sql<boolean>`${v.closeCircuit} = 1`)
