@@ -28,6 +28,8 @@ export interface Outbox {
   resultKey: string;
   /** The SQLite file (for the bulk loader); undefined on PostgreSQL. */
   sqlitePath?: string;
+  /** The PostgreSQL schema of this outbox; undefined on SQLite. */
+  postgresSchema?: string;
   dispose(): Promise<void>;
 }
 
@@ -53,7 +55,8 @@ export async function openOutbox(backend: Backend, jpeg: Buffer): Promise<Outbox
     await store.migrate();
     const blobs = new DirectoryBlobStore(join(dir, 'results'));
     const resultKey = await blobs.putBytes(nextId(), jpeg, 'image/jpeg');
-    return { store, blobs, resultKey, ...(backend === 'sqlite' ? { sqlitePath } : {}), dispose };
+    const where = backend === 'sqlite' ? { sqlitePath } : { postgresSchema: schema };
+    return { store, blobs, resultKey, ...where, dispose };
   } catch (error) {
     await dispose();
     throw error;

@@ -6,6 +6,7 @@
  */
 import { randomJpeg } from './bodies.ts';
 import { CONTENDERS, type Contender, type Env, probeRedis } from './deliver-contenders.ts';
+import { BESIDE, type Beside, fairnessRun, type FairnessRun, medianClaim } from './deliver-fairness.ts';
 import { POSTGRES_URL, probePostgres } from './deliver-outbox.ts';
 import { type Receiver, startReceiver } from './deliver-receiver.ts';
 import { type Backlog, drain, type Latency, latency, loadedBacklog, throughput } from './deliver-runs.ts';
@@ -46,6 +47,9 @@ interface Sizes {
   large: number;
   window: number;
   drainRounds: number;
+  /** Fairness: callbacks waiting at the other receiver, and claims timed beside them. */
+  backlog: number;
+  claims: number;
 }
 
 function sizesFor(quick: boolean): Sizes {
@@ -63,6 +67,8 @@ function sizesFor(quick: boolean): Sizes {
         large: 50_000,
         window: 1_000,
         drainRounds: 3,
+        backlog: 20_000,
+        claims: 50,
       }
     : {
         callbacks: 2_000,
@@ -76,6 +82,8 @@ function sizesFor(quick: boolean): Sizes {
         window: 10_000,
         // Single drains differ by more than the target's margin: five medians hold better than three.
         drainRounds: 5,
+        backlog: 100_000,
+        claims: 200,
       };
 }
 
@@ -118,13 +126,15 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
     }
 
     const drains = await drainRounds(ctx, sizes, env, receiver);
+    const fairness = await fairnessRuns(ctx, sizes, skipped);
 
     const measures = [
       ...throughputMeasures(rates as Record<Contender, number[]>, sizes),
       ...latencyMeasures(latencies, sizes),
       ...drainMeasures(drains, sizes),
+      ...fairnessMeasures(fairness, sizes),
     ];
-    notes.push(...describe(sizes, latencies, drains));
+    notes.push(...describe(sizes, latencies, drains), fairnessNote(fairness, sizes));
     return { contenders: [OURS, ...PEERS], measures, checks: checks(measures), notes };
   } finally {
     await receiver.close();
@@ -234,6 +244,57 @@ function drainMeasures(drains: Drains, sizes: Sizes): Measure[] {
       drains.large,
     ),
   ];
+}
+
+type Fairness = Map<string, FairnessRun>;
+
+/** Claims of one receiver's callbacks beside another's backlog, per backend and backlog state. */
+async function fairnessRuns(ctx: SuiteContext, sizes: Sizes, skipped: Set<Contender>): Promise<Fairness> {
+  const runs: Fairness = new Map();
+  for (const { contender, id, name } of BACKENDS) {
+    if (skipped.has(contender)) continue;
+    ctx.log(`fairness: ${sizes.claims} claims beside a backlog of ${count(sizes.backlog)}, on ${name}`);
+    for (const beside of BESIDE)
+      runs.set(`${id}.${beside}`, await fairnessRun(id, beside, sizes.backlog, sizes.claims));
+  }
+  return runs;
+}
+
+const BESIDE_LABEL: Record<Beside, string> = {
+  nothing: 'with nothing else waiting',
+  down: 'beside a down receiver',
+  capped: 'beside a receiver at its cap',
+};
+
+function fairnessMeasures(fairness: Fairness, sizes: Sizes): Measure[] {
+  return BACKENDS.flatMap(({ id, name }) =>
+    BESIDE.map((beside): Measure => {
+      const run = fairness.get(`${id}.${beside}`);
+      const waiting = beside === 'nothing' ? '' : ` (${count(sizes.backlog)} waiting)`;
+      return {
+        id: `fairness.${id}.${beside}`,
+        label: `claim of one callback ${BESIDE_LABEL[beside]}${waiting}, on ${name}`,
+        unit: 'ms',
+        better: 'lower',
+        ours: run ? medianClaim(run) : null,
+        peers: Object.fromEntries(PEERS.map((p) => [p, null])),
+        runs: { [OURS]: run?.claims ?? [] },
+      };
+    }),
+  );
+}
+
+function fairnessNote(fairness: Fairness, sizes: Sizes): string {
+  const opened = BACKENDS.map(({ id, name }) => {
+    const ms = fairness.get(`${id}.down`)?.openedMs;
+    return ms === undefined ? null : `${ms.toFixed(0)} ms on ${name}`;
+  }).filter((x) => x !== null);
+  return (
+    `fairness: the store alone; another receiver's ${count(sizes.backlog)} callbacks bulk-loaded, then ` +
+    'down (5 failed attempts open its circuit, which parks the rest) or at its cap (4 in flight); ' +
+    `median of ${sizes.claims} claims of one callback (each then settled delivered); the settle that ` +
+    `opened the circuit took ${opened.join(', ') || '—'}`
+  );
 }
 
 /** 1000 → 1k, 1000000 → 1M. */
