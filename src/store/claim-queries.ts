@@ -7,7 +7,15 @@
 import { halfOpenCircuits } from './circuit.ts';
 import { runCompiled } from './compiled-query.ts';
 import { type Dialect, type StoreDb, selectOperationRows } from './operation-queries.ts';
-import { postgresClaim } from './postgres/postgres-claim.ts';
+import { postgresClaim, type PostgresClaimValues } from './postgres/postgres-claim.ts';
+import type { QueryCreator } from 'kysely';
+import {
+  type ClaimTables,
+  WAITING_STATES,
+  type WaitingState,
+  WALK_ROOM,
+  walkIsCut,
+} from './due-callbacks.ts';
 import { toCallbackRecord, toOperationRecord } from './records.ts';
 import { claimOnSqlite } from './sqlite/sqlite-claim.ts';
 import type { ClaimCallbacksOptions, ClaimedCallback } from './store.ts';
@@ -17,6 +25,80 @@ export const MAX_CLAIM = 1000;
 
 /** The largest fairness window: the most rows one claim ranks, and locks on PostgreSQL. */
 const MAX_SCAN = 2000;
+
+type PostgresRow = Awaited<ReturnType<typeof postgresClaimRows>>[number];
+
+/** One claim statement on PostgreSQL; its SQL depends on the cap and `byReceiver` only. */
+function postgresClaimRows(
+  trx: StoreDb,
+  values: PostgresClaimValues,
+  byReceiver: readonly WaitingState[] = [],
+) {
+  const capped = values.cap !== undefined;
+  const shape = `claim:postgres:${capped ? 'capped' : 'uncapped'}${byReceiver.map((s) => `:${s}`).join('')}`;
+  return runCompiled(trx, shape, (v) => postgresClaim(trx, capped, v, byReceiver), values);
+}
+
+function claimedOf(rows: PostgresRow[]): ClaimedCallback[] {
+  return rows.map(({ operation, ...callback }) => ({
+    callback: toCallbackRecord(callback),
+    operation: toOperationRecord(operation),
+  }));
+}
+
+/**
+ * The claim on PostgreSQL: one statement, built and compiled once per shape. A capped claim
+ * walks each waiting state in time order for a bounded number of rows, so that a receiver at
+ * its cap with a long backlog ahead of the others' callbacks is not read through at every
+ * claim. When such a claim comes out short and a walk was cut, the states whose walk was cut
+ * are listed receiver by receiver in a second statement, for what the first left of the limit.
+ */
+interface PostgresClaimBase extends Record<string, string | number | undefined> {
+  now: number;
+  expires: number;
+  workerId: string;
+  scan: number;
+  depth: number;
+  limit: number;
+}
+
+async function claimOnPostgres(
+  trx: StoreDb,
+  values: PostgresClaimBase,
+  cap: number | undefined,
+): Promise<ClaimedCallback[]> {
+  const walk = values.depth + WALK_ROOM;
+  const first = claimedOf(
+    await postgresClaimRows(trx, cap === undefined ? values : { ...values, cap, walk }),
+  );
+  if (cap === undefined || first.length >= values.limit) return first;
+  const [cut] = await runCompiled(
+    trx,
+    'claim:postgres:cut',
+    (v) =>
+      trx.selectNoFrom(
+        WAITING_STATES.map((state) =>
+          walkIsCut(trx as unknown as QueryCreator<ClaimTables>, state, v.now, v.walk).as(state),
+        ),
+      ),
+    { now: values.now, walk },
+  );
+  const byReceiver = WAITING_STATES.filter((state) => Boolean(cut?.[state]));
+  if (byReceiver.length === 0) return first;
+  const limit = values.limit - first.length;
+  const scan = windowOf(limit);
+  const again = await postgresClaimRows(
+    trx,
+    { ...values, limit, scan, depth: scan + MAX_SCAN, cap },
+    byReceiver,
+  );
+  return [...first, ...claimedOf(again)];
+}
+
+/** How far a claim of `limit` looks past the oldest due callbacks for fairness; see below. */
+function windowOf(limit: number): number {
+  return limit === 1 ? 1 : Math.min(limit * 10, MAX_SCAN);
+}
 
 /**
  * Due callbacks, now `delivering` under `workerId`'s lease. Due means `pending`/`retrying` at
@@ -46,7 +128,7 @@ export async function claimCallbackRows(
   // A claim of one always takes the oldest row of the window (every row there is below its
   // receiver's cap, so each receiver's first passes `chosen`, and the oldest of those is the
   // oldest of all): a window of one row gives the same answer without reading and ranking ten.
-  const scan = limit === 1 ? 1 : Math.min(limit * 10, MAX_SCAN);
+  const scan = windowOf(limit);
   // How many of the oldest due callbacks a claim on PostgreSQL may read to find its window
   // among those that concurrent claims do not hold locked: it passes over locked rows only
   // within these. A claim holds its whole window (up to 2000 rows) locked until it commits, a
@@ -57,21 +139,10 @@ export async function claimCallbackRows(
   // only until the window is locked, so the room costs reads only when rows are locked.
   const depth = scan + MAX_SCAN;
 
-  const capped = perEndpointLimit !== undefined;
   const expires = now + leaseMs;
   let claimed: ClaimedCallback[];
   if (dialect === 'postgres') {
-    // Its SQL depends on whether there is a cap, nothing else: built and compiled once for each.
-    const rows = await runCompiled(
-      trx,
-      `claim:postgres:${capped ? 'capped' : 'uncapped'}`,
-      (v) => postgresClaim(trx, capped, v),
-      { now, expires, workerId, scan, depth, limit, ...(capped ? { cap: perEndpointLimit } : {}) },
-    );
-    claimed = rows.map(({ operation, ...callback }) => ({
-      callback: toCallbackRecord(callback),
-      operation: toOperationRecord(operation),
-    }));
+    claimed = await claimOnPostgres(trx, { now, expires, workerId, scan, depth, limit }, perEndpointLimit);
   } else {
     const rows = await claimOnSqlite(trx, { now, expires, workerId, cap: perEndpointLimit, scan, limit });
     if (rows.length === 0) return [];

@@ -135,10 +135,28 @@ const apiKeys: Migration = {
   },
 };
 
+/**
+ * Callbacks by (state, receiver, time) in place of (receiver, state): a claim beside a receiver
+ * at its cap lists the other receivers' due callbacks from it, one probe per receiver
+ * (`receiverDueList`), and every query by receiver and state it served before it serves too.
+ */
+const receiverDueIndex: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .createIndex('callbacks_receiver_due_idx')
+      .ifNotExists()
+      .on('callbacks')
+      .columns(['state', 'endpoint_key', 'next_attempt_at', 'id_gen'])
+      .execute();
+    await db.schema.dropIndex('callbacks_endpoint_idx').ifExists().execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
   '0002_api_keys': apiKeys,
+  '0003_receiver_due_index': receiverDueIndex,
 };
 
 const provider: MigrationProvider = {

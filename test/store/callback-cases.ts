@@ -306,6 +306,35 @@ export function callbackCases(t: SuiteContext): void {
     expect((await store.claimCallbacks('w1', options)).map((c) => c.callback.id_gen)).toEqual([quiet]);
   });
 
+  it('finds the other receivers past a backlog at its cap longer than a claim walks in time order', async () => {
+    const { clock, store } = t;
+    // More than a claim of one walks (its window and room, and WALK_ROOM past them) on either database.
+    const busy: string[] = [];
+    for (let from = 0; from < 3_200; from += 100) {
+      const batch = await Promise.all(
+        Array.from({ length: 100 }, () => finishedOperations(store, 1, 'https://busy.example/cb')),
+      );
+      busy.push(...batch.flat());
+    }
+    clock.advance(1);
+    const [quiet] = await finishedOperations(store, 1, 'https://quiet.example/cb');
+    clock.advance(1);
+    const [later] = await finishedOperations(store, 1, 'https://later.example/cb');
+    const capped = { leaseMs: LEASE, perEndpointLimit: 2 };
+    const ids = (claimed: { callback: { id_gen: string } }[]) => claimed.map((c) => c.callback.id_gen);
+    expect(ids(await store.claimCallbacks('w1', { ...capped, limit: 2 }))).toEqual(busy.slice(0, 2));
+    // busy is at its cap, and its 3,198 due callbacks come first in time.
+    expect(ids(await store.claimCallbacks('w1', { ...capped, limit: 1 }))).toEqual([quiet]);
+    clock.advance(1);
+    await store.recordAttempt(quiet!, 'w1', attempt(clock.now, 503), {
+      state: 'retrying',
+      next_attempt_at: clock.now,
+    });
+    // The pending callbacks are listed by receiver, merged with the retry by time.
+    expect(ids(await store.claimCallbacks('w1', { ...capped, limit: 5 }))).toEqual([later, quiet]);
+    expect(await store.claimCallbacks('w1', { ...capped, limit: 5 })).toEqual([]);
+  });
+
   it('looks ten times the claim past the oldest due callbacks for other receivers', async () => {
     const { store } = t;
     const a = await finishedOperations(store, 28, 'https://a.example/cb');

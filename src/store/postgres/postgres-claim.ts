@@ -5,9 +5,19 @@
  * with their operations. One statement is one round trip and needs no transaction around it:
  * on a loaded server each round trip costs the worker's latency a fraction of a millisecond.
  */
-import { type QueryCreator, sql } from 'kysely';
+import { expressionBuilder, type QueryCreator, sql } from 'kysely';
 import { halfOpenCircuitsQuery } from '../circuit.ts';
-import { type ClaimTables, type DueState, dueList, dueWindow, isDue } from '../due-callbacks.ts';
+import {
+  type AdmitReceiver,
+  type ClaimTables,
+  type DueRowList,
+  type DueState,
+  dueList,
+  dueWindow,
+  isDue,
+  receiverDueList,
+  type WaitingState,
+} from '../due-callbacks.ts';
 import type { StoreDb } from '../operation-queries.ts';
 import type { OperationRow } from '../records.ts';
 
@@ -23,11 +33,24 @@ export interface PostgresClaimValues extends Record<string, string | number | un
   scan: number;
   /** How many of the oldest due callbacks a claim reads to find its window among unlocked rows. */
   depth: number;
+  /** How many due rows of a waiting state a capped claim walks in time order at most. */
+  walk?: number;
   limit: number;
 }
 
-/** The claim statement; compiled once per shape by the caller. Each row: the callback and `operation`, its operation's row as JSON. */
-export function postgresClaim(trx: StoreDb, capped: boolean, v: PostgresClaimValues) {
+/**
+ * The claim statement; compiled once per shape by the caller. Each row: the callback and
+ * `operation`, its operation's row as JSON. A capped claim walks each waiting state in time
+ * order for `walk` rows at most (a receiver at its cap may have many more ahead of the others'
+ * callbacks); `byReceiver` names the states to list receiver by receiver instead, for a claim
+ * made again after one that came out short from a walk that was cut (see claim-queries.ts).
+ */
+export function postgresClaim(
+  trx: StoreDb,
+  capped: boolean,
+  v: PostgresClaimValues,
+  byReceiver: readonly WaitingState[] = [],
+) {
   // With a cap, every row read is checked against its receiver's callbacks in flight (twice:
   // in the lists and in `chosen`). They are counted once per claim, in `in_flight`: the same
   // counts (every part of one statement reads the same snapshot), read once instead of once per
@@ -44,27 +67,19 @@ export function postgresClaim(trx: StoreDb, capped: boolean, v: PostgresClaimVal
     : (trx as unknown as QueryCreator<ClaimTables>);
 
   // A receiver already at its cap would only fill the window with rows nobody may take.
-  const list = (db: QueryCreator<ClaimTables>) => (state: DueState) =>
-    dueList(
-      db,
-      state,
-      v.now,
-      v.depth,
-      capped
-        ? (eb) =>
-            eb(
-              eb.fn.coalesce(
-                eb
-                  .selectFrom('in_flight as i')
-                  .select('i.n')
-                  .whereRef('i.endpoint_key', '=', 'c.endpoint_key'),
-                eb.lit(0),
-              ),
-              '<',
-              v.cap ?? 0,
-            )
-        : undefined,
-    );
+  const belowCap: AdmitReceiver | undefined = capped
+    ? (key) => {
+        const eb = expressionBuilder<ClaimTables, never>();
+        const n = eb.selectFrom('in_flight as i').select('i.n').where('i.endpoint_key', '=', key);
+        return eb(eb.fn.coalesce(n, eb.lit(0)), '<', v.cap ?? 0);
+      }
+    : undefined;
+  const list =
+    (db: QueryCreator<ClaimTables>) =>
+    (state: DueState): DueRowList =>
+      state !== 'delivering' && byReceiver.includes(state)
+        ? receiverDueList(db, true, state, v.now, v.depth, belowCap)
+        : dueList(db, state, v.now, v.depth, belowCap, capped && state !== 'delivering' ? v.walk : undefined);
 
   return (
     start

@@ -5,9 +5,19 @@
  * over a materialised count cost SQLite more than all the rest of the claim. It chooses the
  * same rows as the PostgreSQL statement.
  */
-import { type QueryCreator, sql } from 'kysely';
+import { expressionBuilder, type QueryCreator, sql } from 'kysely';
 import { runCompiled } from '../compiled-query.ts';
-import { type ClaimTables, dueList, dueWindow } from '../due-callbacks.ts';
+import {
+  type AdmitReceiver,
+  type ClaimTables,
+  type DueState,
+  dueList,
+  dueWindow,
+  receiverDueList,
+  WAITING_STATES,
+  WALK_ROOM,
+  walkIsCut,
+} from '../due-callbacks.ts';
 import type { StoreDb } from '../operation-queries.ts';
 import type { CallbackRow } from '../records.ts';
 
@@ -69,6 +79,70 @@ function choose(window: readonly WindowRow[], inFlight: Map<string, number>, cla
     .map((r) => r.id);
 }
 
+interface ListedRow extends WindowRow {
+  state: DueState;
+  next_attempt_at: number | null;
+}
+
+/** Oldest first, as the window is ordered (by time, then id). */
+function byAge(a: ListedRow, b: ListedRow): number {
+  return Number(a.next_attempt_at) - Number(b.next_attempt_at) || (a.id_gen < b.id_gen ? -1 : 1);
+}
+
+/**
+ * The window when some receivers are at their cap. Their callbacks may fill the head of a
+ * state's time order, so each state's walk is bounded (`WALK_ROOM`); a state whose list comes
+ * out short from a walk that was cut is listed again receiver by receiver, which reads none of
+ * the full receivers' callbacks. Either way each list holds that state's oldest `scan` callbacks
+ * let through, and the window is the oldest `scan` of the three, as without a cap.
+ */
+async function windowBesideFullReceivers(
+  trx: StoreDb,
+  claim: SqliteClaim,
+  notFull: (list: string) => AdmitReceiver,
+  full: string,
+): Promise<WindowRow[]> {
+  const db = trx as unknown as QueryCreator<ClaimTables>;
+  const walk = claim.scan + WALK_ROOM;
+  const listed = (state: DueState, list: ReturnType<typeof dueList>) =>
+    db
+      .selectFrom(list.as('l'))
+      .select(['l.id_gen', 'l.endpoint_key', 'l.next_attempt_at', sql.lit(state).as('state')]);
+  const rows = (await runCompiled(
+    trx,
+    'claim:sqlite:lists',
+    (v) =>
+      listed('pending', dueList(db, 'pending', v.now, v.scan, notFull(v.full), v.walk))
+        .unionAll(listed('retrying', dueList(db, 'retrying', v.now, v.scan, notFull(v.full), v.walk)))
+        .unionAll(listed('delivering', dueList(db, 'delivering', v.now, v.scan, notFull(v.full)))),
+    { now: claim.now, scan: claim.scan, walk, full },
+  )) as ListedRow[];
+  const short = WAITING_STATES.filter((state) => rows.filter((r) => r.state === state).length < claim.scan);
+  let lists = rows;
+  if (short.length > 0) {
+    const [cut] = await runCompiled(
+      trx,
+      'claim:sqlite:cut',
+      (v) =>
+        trx.selectNoFrom([
+          walkIsCut(db, 'pending', v.now, v.walk).as('pending'),
+          walkIsCut(db, 'retrying', v.now, v.walk).as('retrying'),
+        ]),
+      { now: claim.now, walk },
+    );
+    for (const state of short.filter((s) => Boolean(cut?.[s]))) {
+      const again = await runCompiled(
+        trx,
+        `claim:sqlite:by-receiver:${state}`,
+        (v) => receiverDueList(db, false, state, v.now, v.scan, notFull(v.full)),
+        { now: claim.now, scan: claim.scan, full },
+      );
+      lists = [...lists.filter((r) => r.state !== state), ...again.map((r) => ({ ...r, state }))];
+    }
+  }
+  return lists.sort(byAge).slice(0, claim.scan);
+}
+
 /** Due callbacks, now `delivering` under the claim's lease; see `claimCallbackRows`. */
 export async function claimOnSqlite(trx: StoreDb, claim: SqliteClaim): Promise<CallbackRow[]> {
   const inFlight =
@@ -76,20 +150,23 @@ export async function claimOnSqlite(trx: StoreDb, claim: SqliteClaim): Promise<C
   // A receiver already at its cap would only fill the window with rows nobody may take.
   const full = [...inFlight].filter(([, n]) => n >= (claim.cap ?? Infinity)).map(([key]) => key);
   const db = trx as unknown as QueryCreator<ClaimTables>;
-  const window = await runCompiled(
-    trx,
-    'claim:sqlite:window',
-    (v) =>
-      dueWindow(
-        db,
-        (state) =>
-          dueList(db, state, v.now, v.scan, (eb) =>
-            eb('c.endpoint_key', 'not in', eb.selectFrom(jsonTable(v.full)).select('j.value')),
-          ),
-        v.scan,
-      ).select(['d.id_gen', 'd.endpoint_key']),
-    { now: claim.now, scan: claim.scan, full: JSON.stringify(full) },
-  );
+  const notFull = (list: string): AdmitReceiver => {
+    const eb = expressionBuilder<ClaimTables, never>();
+    return (key) => eb(key, 'not in', eb.selectFrom(jsonTable(list)).select('j.value'));
+  };
+  const window =
+    full.length === 0
+      ? await runCompiled(
+          trx,
+          'claim:sqlite:window',
+          (v) =>
+            dueWindow(db, (state) => dueList(db, state, v.now, v.scan, notFull(v.full)), v.scan).select([
+              'd.id_gen',
+              'd.endpoint_key',
+            ]),
+          { now: claim.now, scan: claim.scan, full: '[]' },
+        )
+      : await windowBesideFullReceivers(trx, claim, notFull, JSON.stringify(full));
   const chosen = choose(window, inFlight, claim);
   if (chosen.length === 0) return [];
   return runCompiled(
