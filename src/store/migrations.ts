@@ -152,11 +152,29 @@ const receiverDueIndex: Migration = {
   },
 };
 
+/**
+ * Queued operations by id alone (a partial index): the generation claim takes the oldest, and
+ * PostgreSQL otherwise walks the primary key through every finished operation older than it
+ * (10 ms beside 100,000 finished), taking the state index for no better.
+ */
+const queuedOperationsIndex: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .createIndex('operations_queued_idx')
+      .ifNotExists()
+      .on('operations')
+      .column('id_gen')
+      .where(sql.ref('state'), '=', 'queued')
+      .execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
   '0002_api_keys': apiKeys,
   '0003_receiver_due_index': receiverDueIndex,
+  '0004_queued_operations_index': queuedOperationsIndex,
 };
 
 const provider: MigrationProvider = {

@@ -218,6 +218,21 @@ export function operationCases(t: SuiteContext): void {
     expect(await store.renewOperationLease(op.id_gen, 'gen-1', LEASE)).toBe(false);
   });
 
+  it('takes the oldest of the queued operations and those whose lease lapsed, behind finished ones', async () => {
+    const { clock, store } = t;
+    const done = await store.createOperation(newOperation());
+    await store.claimOperation('gen-1', LEASE);
+    await store.finishOperation(done.id_gen, { state: 'failed', message: 'boom' });
+    const lapsed = await store.createOperation(newOperation());
+    const queued = await store.createOperation(newOperation());
+    expect(await store.claimOperation('gen-1', LEASE)).toMatchObject({ id_gen: lapsed.id_gen });
+    clock.advance(LEASE);
+    const later = await store.createOperation(newOperation());
+    const order = [];
+    for (let i = 0; i < 4; i++) order.push((await store.claimOperation('gen-2', LEASE))?.id_gen);
+    expect(order).toEqual([lapsed.id_gen, queued.id_gen, later.id_gen, undefined]);
+  });
+
   it('lists operations by state, family, receiver and callback state, newest first', async () => {
     const { store } = t;
     const a = await store.createOperation(
