@@ -4,11 +4,11 @@
  * chooses its rows its own way (postgres/postgres-claim.ts, sqlite/sqlite-claim.ts); what the
  * claim means, and what follows it, is here.
  */
+import type { QueryCreator } from 'kysely';
 import { halfOpenCircuits } from './circuit.ts';
 import { runCompiled } from './compiled-query.ts';
 import { type Dialect, type StoreDb, selectOperationRows } from './operation-queries.ts';
 import { postgresClaim, type PostgresClaimValues } from './postgres/postgres-claim.ts';
-import type { QueryCreator } from 'kysely';
 import {
   type ClaimTables,
   WAITING_STATES,
@@ -46,13 +46,7 @@ function claimedOf(rows: PostgresRow[]): ClaimedCallback[] {
   }));
 }
 
-/**
- * The claim on PostgreSQL: one statement, built and compiled once per shape. A capped claim
- * walks each waiting state in time order for a bounded number of rows, so that a receiver at
- * its cap with a long backlog ahead of the others' callbacks is not read through at every
- * claim. When such a claim comes out short and a walk was cut, the states whose walk was cut
- * are listed receiver by receiver in a second statement, for what the first left of the limit.
- */
+/** What every claim statement on PostgreSQL binds; a capped one adds `cap` and `walk`. */
 interface PostgresClaimBase extends Record<string, string | number | undefined> {
   now: number;
   expires: number;
@@ -62,6 +56,13 @@ interface PostgresClaimBase extends Record<string, string | number | undefined> 
   limit: number;
 }
 
+/**
+ * The claim on PostgreSQL: one statement, built and compiled once per shape. A capped claim
+ * walks each waiting state in time order for a bounded number of rows, so that a receiver at
+ * its cap with a long backlog ahead of the others' callbacks is not read through at every
+ * claim. When such a claim comes out short and a walk was cut, the states whose walk was cut
+ * are listed receiver by receiver in a second statement, for what the first left of the limit.
+ */
 async function claimOnPostgres(
   trx: StoreDb,
   values: PostgresClaimBase,
