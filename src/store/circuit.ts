@@ -3,7 +3,7 @@
  * transaction that records the attempts, so that two workers settling attempts of one receiver
  * at once cannot lose a failure between a read and a write.
  */
-import { type Expression, type OperandValueExpressionOrList, sql } from 'kysely';
+import { type Expression, expressionBuilder, type OperandValueExpressionOrList, sql } from 'kysely';
 import type { Dialect, StoreDb } from './operation-queries.ts';
 import type { StoreSchema } from './schema.ts';
 import { selectEndpoint, upsertEndpoint } from './status-queries.ts';
@@ -87,6 +87,18 @@ export function halfOpenCircuitsQuery(db: StoreDb, keys: EndpointKeys, now: numb
 }
 
 /**
+ * The receivers whose circuit is open at `now` (their pause not over), to select from:
+ * what a claim passes over, where a callback enqueued meanwhile is parked, and what an early
+ * close unparks, all by this one test.
+ */
+export function openCircuits(now: number) {
+  return expressionBuilder<StoreSchema, never>()
+    .selectFrom('endpoints')
+    .where('endpoints.circuit_state', '=', 'open')
+    .where('endpoints.open_until', '>', now);
+}
+
+/**
  * Moves the waiting callbacks of a receiver whose circuit has just opened to the end of its
  * pause, where they would be tried first anyway. Left due, they would sit at the head of the
  * due index, and every claim and every next-due query would read past all of them (a receiver
@@ -120,13 +132,10 @@ export function unparkCallbacksQuery(db: StoreDb, keys: EndpointKeys, now: numbe
     db
       .updateTable('callbacks')
       .set({ next_attempt_at: now })
-      .where('endpoint_key', 'in', (eb) =>
-        eb
-          .selectFrom('endpoints')
-          .select('endpoints.key')
-          .where('endpoints.key', 'in', keys)
-          .where('endpoints.circuit_state', '=', 'open')
-          .where('endpoints.open_until', '>', now),
+      .where(
+        'endpoint_key',
+        'in',
+        openCircuits(now).select('endpoints.key').where('endpoints.key', 'in', keys),
       )
       .where('state', '=', 'pending')
       // As in parkCallbacksQuery: by receiver, not every parked callback by time.
@@ -139,13 +148,8 @@ export function unparkCallbacksQuery(db: StoreDb, keys: EndpointKeys, now: numbe
  * enclosing query) is first due: now, or the end of its receiver's pause while its circuit is
  * open, where `parkCallbacksQuery` would have put it.
  */
-export function firstDueAt(db: StoreDb, endpointKey: string | Expression<string>, now: number) {
-  const pause = db
-    .selectFrom('endpoints as e')
-    .select('e.open_until')
-    .where('e.key', '=', endpointKey)
-    .where('e.circuit_state', '=', 'open')
-    .where('e.open_until', '>', now);
+export function firstDueAt(endpointKey: string | Expression<string>, now: number) {
+  const pause = openCircuits(now).select('endpoints.open_until').where('endpoints.key', '=', endpointKey);
   return sql<number>`coalesce((${pause}), ${now})`;
 }
 

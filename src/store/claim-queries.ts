@@ -9,13 +9,7 @@ import { halfOpenCircuits } from './circuit.ts';
 import { runCompiled } from './compiled-query.ts';
 import { type Dialect, type StoreDb, selectOperationRows } from './operation-queries.ts';
 import { postgresClaim, type PostgresClaimValues } from './postgres/postgres-claim.ts';
-import {
-  type ClaimTables,
-  WAITING_STATES,
-  type WaitingState,
-  WALK_ROOM,
-  walkIsCut,
-} from './due-callbacks.ts';
+import { type ClaimTables, WAITING_STATES, type WaitingState, WALK_ROOM, cutWalks } from './due-callbacks.ts';
 import { toCallbackRecord, toOperationRecord } from './records.ts';
 import { claimOnSqlite } from './sqlite/sqlite-claim.ts';
 import type { ClaimCallbacksOptions, ClaimedCallback } from './store.ts';
@@ -76,12 +70,7 @@ async function claimOnPostgres(
   const [cut] = await runCompiled(
     trx,
     'claim:postgres:cut',
-    (v) =>
-      trx.selectNoFrom(
-        WAITING_STATES.map((state) =>
-          walkIsCut(trx as unknown as QueryCreator<ClaimTables>, state, v.now, v.walk).as(state),
-        ),
-      ),
+    (v) => cutWalks(trx as unknown as QueryCreator<ClaimTables>, v.now, v.walk),
     { now: values.now, walk },
   );
   const byReceiver = WAITING_STATES.filter((state) => Boolean(cut?.[state]));

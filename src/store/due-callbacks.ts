@@ -11,6 +11,7 @@ import {
   type SqlBool,
   sql,
 } from 'kysely';
+import { openCircuits } from './circuit.ts';
 import type { CallbacksTable, StoreSchema } from './schema.ts';
 
 /** The tables a claim reads, with the per-receiver counts a capped claim may make first. */
@@ -58,16 +59,7 @@ export function isDue(eb: CallbackBuilder, state: DueState, now: number) {
 /** The receiver `key` does not have its circuit open at `now`. */
 export function circuitLetsThrough(key: Expression<string>, now: number): Expression<SqlBool> {
   const eb = expressionBuilder<ClaimTables, never>();
-  return eb.not(
-    eb.exists(
-      eb
-        .selectFrom('endpoints as e')
-        .select('e.key')
-        .where('e.key', '=', key)
-        .where('e.circuit_state', '=', 'open')
-        .where('e.open_until', '>', now),
-    ),
-  );
+  return eb.not(eb.exists(openCircuits(now).select('endpoints.key').where('endpoints.key', '=', key)));
 }
 
 /** The conditions on a due row's receiver: its circuit, and `admit` when there is one. */
@@ -86,7 +78,7 @@ function admitted(key: Expression<string>, now: number, admit: AdmitReceiver | u
  *
  * With `walk`, the walk reads at most that many due rows, admitted or not: a receiver passed
  * over with a long backlog ahead of the others' rows (one at its cap) would otherwise be read
- * through at every claim. A list that comes out short while its walk was cut (`walkIsCut`) is
+ * through at every claim. A list that comes out short while its walk was cut (`cutWalks`) is
  * then made receiver by receiver instead (`receiverDueList`).
  */
 export function dueList(
@@ -97,42 +89,44 @@ export function dueList(
   admit?: AdmitReceiver,
   walk?: number,
 ) {
-  const rows = db
+  const due = db
     .selectFrom('callbacks as c')
     .select(['c.id_gen', 'c.endpoint_key', 'c.next_attempt_at'])
     .where((eb) => isDue(eb, state, now));
-  if (walk === undefined) {
-    return rows
-      .where((eb) => admitted(eb.ref('c.endpoint_key'), now, admit))
-      .orderBy('c.next_attempt_at')
-      .orderBy('c.id_gen')
-      .limit(limit);
-  }
-  const walked = rows.orderBy('c.next_attempt_at').orderBy('c.id_gen').limit(walk);
-  return db
-    .selectFrom(walked.as('c'))
-    .select(['c.id_gen', 'c.endpoint_key', 'c.next_attempt_at'])
+  const rows =
+    walk === undefined
+      ? due
+      : db
+          .selectFrom(due.orderBy('c.next_attempt_at').orderBy('c.id_gen').limit(walk).as('c'))
+          .select(['c.id_gen', 'c.endpoint_key', 'c.next_attempt_at']);
+  return rows
     .where((eb) => admitted(eb.ref('c.endpoint_key'), now, admit))
     .orderBy('c.next_attempt_at')
     .orderBy('c.id_gen')
     .limit(limit);
 }
 
-/** Whether a walk of `walk` due rows of `state` stops before their end: it read `walk` of them. */
-export function walkIsCut(db: QueryCreator<ClaimTables>, state: WaitingState, now: number, walk: number) {
+/**
+ * For each waiting state, whether a walk of `walk` of its due rows stops before their end (it
+ * reads `walk` of them): one row, a column per state. Read in the due index's order, so that it
+ * is the index that is read, not the table.
+ */
+export function cutWalks(db: QueryCreator<ClaimTables>, now: number, walk: number) {
   const eb = expressionBuilder<ClaimTables, never>();
-  const walked = db
-    .selectFrom('callbacks as c')
-    .select('c.id_gen')
-    .where((w) => isDue(w, state, now))
-    // In the due index's order, so that it is the index that is read, not the table.
-    .orderBy('c.next_attempt_at')
-    .limit(walk);
-  return eb(
-    db.selectFrom(walked.as('w')).select((s) => s.fn.countAll<number>().as('n')),
-    '>=',
-    walk,
-  );
+  const cut = (state: WaitingState) => {
+    const walked = db
+      .selectFrom('callbacks as c')
+      .select('c.id_gen')
+      .where((w) => isDue(w, state, now))
+      .orderBy('c.next_attempt_at')
+      .limit(walk);
+    return eb(
+      db.selectFrom(walked.as('w')).select((s) => s.fn.countAll<number>().as('n')),
+      '>=',
+      walk,
+    );
+  };
+  return db.selectNoFrom(WAITING_STATES.map((state) => cut(state).as(state)));
 }
 
 /**

@@ -119,7 +119,7 @@ export async function claimOperationRow(
   leaseMs: number,
   now: number,
 ): Promise<OperationRecord | undefined> {
-  // The oldest queued operation (`operations_state_idx`) and the oldest running one whose lease
+  // The oldest queued operation (`operations_queued_idx`) and the oldest running one whose lease
   // lapsed, each the first row of its own ordered list, and the older of the two. An OR over
   // both states made each database read and sort every queued operation: 8 ms per claim on
   // SQLite with 50,000 queued. Each list locks its row on PostgreSQL, so a concurrent claim
@@ -272,7 +272,7 @@ export async function finishOperationRows(
       trx.insertInto('callbacks').values({
         id_gen: v.idGen,
         state: 'pending',
-        next_attempt_at: firstDueAt(trx, v.endpointKey, v.now),
+        next_attempt_at: firstDueAt(v.endpointKey, v.now),
         attempt_count: 0,
         round: 1,
         round_attempt_count: 0,

@@ -15,17 +15,17 @@ import { encodeWorkEvent } from './notification-listener.ts';
 
 /** See `finishOperationRows`, which does the same in the caller's transaction. */
 export async function finishOperationOnPostgres(
-  store: StoreDb,
+  db: StoreDb,
   idGen: string,
   outcome: OperationOutcome,
   now: number,
   channel: string,
 ): Promise<FinishResult> {
   const [row] = await runCompiled(
-    store,
+    db,
     'finish-operation:postgres',
     (v) =>
-      store
+      db
         .with('finished', (db) =>
           db
             .updateTable('operations')
@@ -53,7 +53,7 @@ export async function finishOperationOnPostgres(
                 .select([
                   'finished.id_gen',
                   sql.lit('pending').as('state'),
-                  firstDueAt(store, sql.ref('finished.endpoint_key'), v.now).as('next_attempt_at'),
+                  firstDueAt(sql.ref('finished.endpoint_key'), v.now).as('next_attempt_at'),
                   sql.lit(0).as('attempt_count'),
                   sql.lit(1).as('round'),
                   sql.lit(0).as('round_attempt_count'),
@@ -78,7 +78,7 @@ export async function finishOperationOnPostgres(
       wakeUp: encodeWorkEvent({ kind: 'callback', id_gen: idGen }),
     },
   );
-  if (row === undefined) return finishChangedNothing(store, idGen);
+  if (row === undefined) return finishChangedNothing(db, idGen);
   const { woken: _, ...operation } = row;
   return { operation: toOperationRecord(operation), changed: true };
 }

@@ -16,7 +16,7 @@ import {
   receiverDueList,
   WAITING_STATES,
   WALK_ROOM,
-  walkIsCut,
+  cutWalks,
 } from '../due-callbacks.ts';
 import type { StoreDb } from '../operation-queries.ts';
 import type { CallbackRow } from '../records.ts';
@@ -120,16 +120,10 @@ async function windowBesideFullReceivers(
   const short = WAITING_STATES.filter((state) => rows.filter((r) => r.state === state).length < claim.scan);
   let lists = rows;
   if (short.length > 0) {
-    const [cut] = await runCompiled(
-      trx,
-      'claim:sqlite:cut',
-      (v) =>
-        trx.selectNoFrom([
-          walkIsCut(db, 'pending', v.now, v.walk).as('pending'),
-          walkIsCut(db, 'retrying', v.now, v.walk).as('retrying'),
-        ]),
-      { now: claim.now, walk },
-    );
+    const [cut] = await runCompiled(trx, 'claim:sqlite:cut', (v) => cutWalks(db, v.now, v.walk), {
+      now: claim.now,
+      walk,
+    });
     for (const state of short.filter((s) => Boolean(cut?.[s]))) {
       const again = await runCompiled(
         trx,
@@ -159,12 +153,13 @@ export async function claimOnSqlite(trx: StoreDb, claim: SqliteClaim): Promise<C
       ? await runCompiled(
           trx,
           'claim:sqlite:window',
+          // No receiver is at its cap: every receiver whose circuit lets it through is admitted.
           (v) =>
-            dueWindow(db, (state) => dueList(db, state, v.now, v.scan, notFull(v.full)), v.scan).select([
+            dueWindow(db, (state) => dueList(db, state, v.now, v.scan), v.scan).select([
               'd.id_gen',
               'd.endpoint_key',
             ]),
-          { now: claim.now, scan: claim.scan, full: '[]' },
+          { now: claim.now, scan: claim.scan },
         )
       : await windowBesideFullReceivers(trx, claim, notFull, JSON.stringify(full));
   const chosen = choose(window, inFlight, claim);
