@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Busboy as FastifyBusboy } from '@fastify/busboy';
 import busboy from 'busboy';
 import { Request } from 'undici';
-import { CallbackDecoder } from '../src/protocol/index.ts';
+import { CallbackDecoder } from '../packages/mediahook/src/protocol/index.ts';
 import { type Body, type BodyKind, CHUNK_BYTES, makeBody } from './bodies.ts';
 import {
   type Check,

@@ -10,9 +10,9 @@ import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import { Agent, FormData, fetch } from 'undici';
-import { CallbackSender, DeliveryWorker } from '../src/delivery/index.ts';
-import { uuidv7Generator } from '../src/ids/uuidv7.ts';
-import type { Store } from '../src/store/index.ts';
+import { CallbackSender, DeliveryWorker } from '../packages/server/src/delivery/index.ts';
+import { uuidv7Generator } from '../packages/mediahook/src/protocol/uuidv7.ts';
+import type { Store } from '../packages/server/src/store/index.ts';
 import { type Backend, inLanes, type Outbox, openOutbox } from './deliver-outbox.ts';
 
 export const REDIS = { host: '127.0.0.1', port: 6379 } as const;

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { DirectoryBlobStore } from '../src/delivery/index.ts';
-import { uuidv7Generator } from '../src/ids/uuidv7.ts';
-import { endpointKeyOf, openStore, type Store } from '../src/store/index.ts';
+import { DirectoryBlobStore } from '../packages/server/src/delivery/index.ts';
+import { uuidv7Generator } from '../packages/mediahook/src/protocol/uuidv7.ts';
+import { endpointKeyOf, openStore, type Store } from '../packages/server/src/store/index.ts';
 
 export const POSTGRES_URL = process.env.MEDIAHOOK_BENCH_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
 

@@ -6,7 +6,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as TcpServer } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { DiskSink, fileNameFor } from '../src/receiver/index.ts';
+import { DiskSink, fileNameFor } from '../packages/mediahook/src/receiver/index.ts';
 
 /** Counted since the last `clean` of the out directory. */
 export const counts = { ok: 0, failed: 0, stored: 0, storedBytes: 0, receivedBytes: 0 };

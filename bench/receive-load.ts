@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import autocannon from 'autocannon';
-import { encodeCallback, randomBoundary } from '../src/protocol/index.ts';
+import { encodeCallback, randomBoundary } from '../packages/mediahook/src/protocol/index.ts';
 import { buildBody, randomJpeg, randomMp4 } from './bodies.ts';
 import { serveCommands } from './receive-proc.ts';
 

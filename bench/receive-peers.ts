@@ -15,7 +15,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type multer from 'multer';
 import type { MultipartFields } from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type DiskSink, fileNameFor } from '../src/receiver/index.ts';
+import { type DiskSink, fileNameFor } from '../packages/mediahook/src/receiver/index.ts';
 import {
   answer,
   CountedSink,

@@ -16,7 +16,7 @@ import {
   nodeHandler,
   type Receipt,
   type ReceiptStore,
-} from '../src/receiver/index.ts';
+} from '../packages/mediahook/src/receiver/index.ts';
 import { fullGc, peakRssMiB, resetPeakRss, rssMiB } from './harness.ts';
 import { answer, CountedSink, counts, listen, pipeToSink, sendJson, track, work } from './receive-common.ts';
 import { SERVER_KINDS, type ServerKind } from './receive-kinds.ts';

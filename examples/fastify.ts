@@ -9,7 +9,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { createReceiver, fastifyReceiver } from '../src/receiver/index.ts';
+import { createReceiver, fastifyReceiver } from '../packages/mediahook/src/receiver/index.ts';
 
 export interface ExampleOptions {
   /** Where result files and the receipts database go. Default `./callbacks`. */

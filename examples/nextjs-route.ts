@@ -6,7 +6,7 @@
  *
  * Next.js reads the exports of a route module: only `POST` and route settings are exported.
  */
-import { createReceiver, webHandler } from '../src/receiver/index.ts';
+import { createReceiver, webHandler } from '../packages/mediahook/src/receiver/index.ts';
 
 // Receipts live in SQLite and files on disk: this route needs the Node.js runtime, not Edge.
 export const runtime = 'nodejs';

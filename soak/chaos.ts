@@ -12,9 +12,9 @@ import {
   DeliveryWorker,
   DirectoryBlobStore,
   type RetryPolicy,
-} from '../src/delivery/index.ts';
-import { uuidv7Generator } from '../src/ids/uuidv7.ts';
-import { type AttemptRecord, openStore, type Store } from '../src/store/index.ts';
+} from '../packages/server/src/delivery/index.ts';
+import { uuidv7Generator } from '../packages/mediahook/src/protocol/uuidv7.ts';
+import { type AttemptRecord, openStore, type Store } from '../packages/server/src/store/index.ts';
 import { type Behaviour, type ChaosRequest, startChaosReceiver } from './chaos-receiver.ts';
 import { tempDir, until } from './lib/processes.ts';
 

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { Agent, request } from 'undici';
-import { openStore, type OperationResource, type Store } from '../src/store/index.ts';
+import { openStore, type OperationResource, type Store } from '../packages/server/src/store/index.ts';
 import { rng } from './lib/rng.ts';
 import {
   type Cli,

@@ -9,7 +9,7 @@ import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from './receiver/helpers.ts';
+import { tempDir } from '../packages/mediahook/test/receiver/helpers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -6,7 +6,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { CallbackDecoder } from '../../src/protocol/index.ts';
+import { CallbackDecoder } from '../../packages/mediahook/src/protocol/index.ts';
 
 export interface MemoryFigures {
   streamedMb: number;

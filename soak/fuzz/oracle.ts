@@ -17,7 +17,7 @@ import {
   ProtocolError,
   type ProtocolErrorCode,
   sniffMediaType,
-} from '../../src/protocol/index.ts';
+} from '../../packages/mediahook/src/protocol/index.ts';
 
 export interface Decoded {
   family: Family;

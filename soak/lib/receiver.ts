@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { readdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { createListenServer, type ListenServer } from '../../src/web/listen-server.ts';
+import { createListenServer, type ListenServer } from '../../packages/mediahook/src/web/listen-server.ts';
 
 export interface CountingReceiver {
   url: string;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runAbuse } from '../../soak/abuse/abuse.ts';
-import { createListenServer } from '../../src/web/listen-server.ts';
+import { createListenServer } from '../../packages/mediahook/src/web/listen-server.ts';
 
 describe('mediahook listen under abuse', () => {
   it('answers every hostile body with its code, writes only where it should, outlasts slowloris and disk errors', async () => {

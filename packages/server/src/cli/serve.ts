@@ -1,0 +1,69 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { createApiServer } from '../service/api-http-server.ts';
+import { createService } from '../service/service.ts';
+import { type CliIo, type Command, parseCommandArgs, portFlag, UsageError } from '../../../mediahook/src/cli/command.ts';
+import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
+import { untilSignal } from '../../../mediahook/src/cli/signals.ts';
+
+const USAGE = `Usage: mediahook serve [options]
+
+Runs the generation service: the API (/v1/operations), the generators, the delivery worker
+and the dashboard at /. Without API keys (mediahook keys create) it binds to loopback only.
+
+Options:
+  --port N                port (default 8080; 0 picks a free one)
+  --host ADDR             address to bind (default 127.0.0.1; another needs an API key)
+  --no-worker             serve the API only; run \`mediahook worker\` processes instead
+${SERVICE_FLAG_USAGE}`;
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+export const serveCommand: Command = {
+  usage: USAGE,
+  async run(argv: string[], io: CliIo): Promise<number> {
+    const { values, positionals } = parseCommandArgs(argv, {
+      ...SERVICE_FLAG_OPTIONS,
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'no-worker': { type: 'boolean' },
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    const port = portFlag('--port', values.port, 8080);
+    const setup = await serviceSetup(values, io);
+    const host = values.host ?? '127.0.0.1';
+    if (!LOOPBACK.test(host) && (await setup.store.countApiKeys()) === 0) {
+      await setup.store.close();
+      io.stderr.write(
+        `mediahook serve: refusing to bind ${host} without an API key; create one with 'mediahook keys create'\n`,
+      );
+      return 1;
+    }
+    const service = createService({ ...serviceOptionsOf(setup), workers: values['no-worker'] !== true });
+    // A single embedded process restarting: whatever it held before is its own to take back.
+    if (setup.store.dialect === 'sqlite') await setup.store.recoverLeases();
+    await service.start();
+    const server = createApiServer(service.handler);
+    server.listen(port, host);
+    try {
+      await once(server, 'listening');
+    } catch (error) {
+      io.stderr.write(`mediahook serve: cannot listen on ${host}:${port}: ${(error as Error).message}\n`);
+      await service.stop();
+      await setup.store.close();
+      return 1;
+    }
+    const stopped = untilSignal();
+    const address = server.address() as AddressInfo;
+    const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    io.stderr.write(
+      `mediahook serve: listening at http://${shown}:${address.port}/ (data in ${setup.dataDir})\n`,
+    );
+    const signal = await stopped;
+    io.stderr.write(`mediahook serve: ${signal}, stopping\n`);
+    // The store closes last: requests in flight and the workers still use it until they end.
+    await Promise.all([service.closeServer(server), service.stop()]);
+    await setup.store.close();
+    return 0;
+  },
+};

@@ -1,0 +1,33 @@
+import { createService } from '../service/service.ts';
+import { type CliIo, type Command, parseCommandArgs, UsageError } from '../../../mediahook/src/cli/command.ts';
+import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
+import { untilSignal } from '../../../mediahook/src/cli/signals.ts';
+
+const USAGE = `Usage: mediahook worker --db postgres://… [options]
+
+Runs generation and delivery only, no API: start several on one PostgreSQL database next to
+\`mediahook serve --no-worker\` processes to scale out. All of them need the same --data
+directory (a shared file system) for result files.
+
+Options:
+${SERVICE_FLAG_USAGE.replace(/^ {2}--db .*$/m, '  --db FILE|postgres://…  the store (required): PostgreSQL to scale out, or a SQLite file')}`;
+
+export const workerCommand: Command = {
+  usage: USAGE,
+  async run(argv: string[], io: CliIo): Promise<number> {
+    const { values, positionals } = parseCommandArgs(argv, SERVICE_FLAG_OPTIONS);
+    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    if (values.db === undefined)
+      throw new UsageError('--db is required (a postgres:// URL, or a SQLite file)');
+    const setup = await serviceSetup(values, io);
+    const service = createService(serviceOptionsOf(setup));
+    const stopped = untilSignal();
+    await service.start();
+    io.stderr.write(`mediahook worker: running on ${setup.store.dialect} (data in ${setup.dataDir})\n`);
+    const signal = await stopped;
+    io.stderr.write(`mediahook worker: ${signal}, stopping\n`);
+    await service.stop();
+    await setup.store.close();
+    return 0;
+  },
+};

@@ -1,0 +1,52 @@
+/**
+ * What a delivery worker sends for an operation: the callback its outcome stands for, and its
+ * result file as the sender takes it.
+ */
+import type { FileSource, OutgoingCallback } from '../../../mediahook/src/protocol/index.ts';
+import type { OperationRecord, OperationResult } from '../store/index.ts';
+import type { AllocateBuffer, DirectoryBlobStore } from './blob-store.ts';
+
+/**
+ * Results up to this size are read whole and sent from memory: one read, where streaming a
+ * small file costs more CPU than the request that carries it. Larger ones are streamed.
+ */
+const IN_MEMORY_RESULT_BYTES = 1024 * 1024;
+
+/**
+ * The callback an operation's outcome stands for.
+ *
+ * @example
+ * await sender.send(operation.webhook_url, outgoingCallbackOf(operation, await resultFileOf(blobs, result)));
+ */
+export function outgoingCallbackOf(operation: OperationRecord, file: FileSource | null): OutgoingCallback {
+  const time_gen = new Date(operation.finished_at ?? Date.now()).toISOString();
+  const fields = { family: operation.family, id_gen: operation.id_gen, time_gen };
+  if (operation.state === 'succeeded' && operation.result && file !== null) {
+    return {
+      ...fields,
+      event: 'success',
+      status: operation.status_text ?? 'success',
+      file,
+      mediaType: operation.result.media_type,
+    };
+  }
+  return {
+    ...fields,
+    event: 'error',
+    status: operation.status_text ?? 'error',
+    message: operation.error_message ?? 'the operation failed',
+  };
+}
+
+/**
+ * A result's bytes (up to 1 MiB, in a buffer from `allocate` when read at once) or its path
+ * (larger), or null when it is no longer kept.
+ */
+export async function resultFileOf(
+  blobs: DirectoryBlobStore,
+  result: OperationResult,
+  allocate?: AllocateBuffer,
+): Promise<FileSource | null> {
+  if (result.bytes <= IN_MEMORY_RESULT_BYTES) return blobs.read(result.key, result.bytes, allocate);
+  return (await blobs.exists(result.key)) ? blobs.pathOf(result.key) : null;
+}

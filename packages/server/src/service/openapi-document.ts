@@ -1,0 +1,278 @@
+import { version } from '../../../mediahook/src/protocol/version.ts';
+import {
+  ATTEMPT_SCHEMA,
+  CALLBACK_SCHEMAS,
+  CREATE_OPERATION_SCHEMA,
+  ENDPOINT_SCHEMA,
+  ERROR_SCHEMA,
+  OPERATION_LIST_SCHEMA,
+  OPERATION_SCHEMA,
+} from './api-schemas.ts';
+
+const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
+const errorResponse = (description: string) => ({ description, content: json('Error') });
+/** Every `/v1` operation answers this without a valid key (once a key exists). */
+const UNAUTHORIZED = {
+  description: 'No valid API key.',
+  headers: {
+    'WWW-Authenticate': {
+      description: '`Bearer realm="mediahook"`, with `error="invalid_token"` when the key given is unknown.',
+      schema: { type: 'string' },
+    },
+  },
+  content: json('Error'),
+};
+
+/**
+ * The request headers of every callback. The signature headers are there only when the service
+ * has a secret (Standard Webhooks, PRODUCT §2).
+ */
+const CALLBACK_HEADERS = [
+  {
+    name: 'User-Agent',
+    in: 'header',
+    required: true,
+    description: '`mediahook/<version>`.',
+    schema: { type: 'string', pattern: '^mediahook/' },
+  },
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: false,
+    description: 'Present when the service signs: the id_gen of the callback.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: false,
+    description: 'Present when the service signs: when it signed, in Unix seconds.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: false,
+    description:
+      'Present when the service signs: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` over the exact ' +
+      'multipart bytes, one per secret, separated by spaces (key rotation).',
+    schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' },
+  },
+];
+
+function webhook(
+  name: keyof typeof CALLBACK_SCHEMAS,
+  summary: string,
+  filePart?: string,
+  mediaTypes?: string,
+) {
+  return {
+    post: {
+      summary,
+      description:
+        "Sent to the operation's webhook_url. Signed per Standard Webhooks when the service has a secret " +
+        '(webhook-id = id_gen, webhook-timestamp, webhook-signature over the exact multipart bytes).',
+      parameters: CALLBACK_HEADERS,
+      requestBody: {
+        required: true,
+        content: {
+          'multipart/form-data': {
+            schema: { $ref: `#/components/schemas/${name}` },
+            ...(filePart ? { encoding: { [filePart]: { contentType: mediaTypes } } } : {}),
+          },
+        },
+      },
+      responses: {
+        '200': { description: 'The receiver accepted the callback (or already had it).' },
+        '2XX': { description: 'Any 2xx counts as delivered, as 200 does.' },
+        '410': {
+          description: 'The receiver refuses the callback for good: the service stops retrying (`gone`).',
+        },
+        '500': {
+          description:
+            'The receiver failed to process it; the service retries, as it does on any other status ' +
+            '(redirects are not followed), a timeout or a network error.',
+          content: json('Error'),
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The OpenAPI 3.1 document of the service: its API and the four callbacks it sends
+ * (`webhooks`), built from the same schemas that validate requests.
+ */
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'mediahook generation service',
+      version: version(),
+      description:
+        'Starts image and video generation operations and reports each outcome by a multipart/form-data ' +
+        "callback to the operation's webhook_url. Every GET also takes HEAD; a method a path does not " +
+        'take is answered 405 with `Allow`.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key from `mediahook keys create`.' },
+      },
+      schemas: {
+        CreateOperation: CREATE_OPERATION_SCHEMA,
+        Operation: OPERATION_SCHEMA,
+        OperationList: OPERATION_LIST_SCHEMA,
+        Attempt: ATTEMPT_SCHEMA,
+        Endpoint: ENDPOINT_SCHEMA,
+        Error: ERROR_SCHEMA,
+        ...CALLBACK_SCHEMAS,
+      },
+    },
+    security: [{ apiKey: [] }],
+    paths: {
+      '/v1/operations': {
+        post: {
+          operationId: 'createOperation',
+          summary: 'Start an operation',
+          requestBody: { required: true, content: json('CreateOperation') },
+          responses: {
+            '202': { description: 'Queued.', content: json('Operation') },
+            '400': errorResponse(
+              'The request is invalid (B with video, a webhook URL the sender cannot dial, an unknown field…).',
+            ),
+            '401': UNAUTHORIZED,
+            '413': errorResponse('The body is over 64 KiB (`body_too_large`).'),
+            '415': errorResponse('The body is not `application/json` (`unsupported_media_type`).'),
+          },
+        },
+        get: {
+          operationId: 'listOperations',
+          summary: 'List operations, newest first',
+          parameters: [
+            { name: 'state', in: 'query', schema: OPERATION_SCHEMA.properties.state },
+            { name: 'family', in: 'query', schema: OPERATION_SCHEMA.properties.family },
+            {
+              name: 'callback_state',
+              in: 'query',
+              schema: OPERATION_SCHEMA.properties.callback.properties.state,
+            },
+            {
+              name: 'endpoint',
+              in: 'query',
+              schema: { type: 'string' },
+              description: 'host:port of the webhook URL',
+            },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+            { name: 'before', in: 'query', schema: { type: 'string' } },
+          ],
+          responses: {
+            '200': { description: 'A page of operations.', content: json('OperationList') },
+            '400': errorResponse('A filter or limit is invalid.'),
+            '401': UNAUTHORIZED,
+          },
+        },
+      },
+      '/v1/operations/{id_gen}': {
+        parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
+        get: {
+          operationId: 'getOperation',
+          summary: "An operation and its callback's delivery",
+          responses: {
+            '200': { description: 'The operation.', content: json('Operation') },
+            '401': UNAUTHORIZED,
+            '404': errorResponse('Unknown.'),
+          },
+        },
+      },
+      '/v1/operations/{id_gen}/redeliver': {
+        parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
+        post: {
+          operationId: 'redeliver',
+          summary: 'Queue the callback again, due now, with its whole retry schedule',
+          responses: {
+            '202': { description: 'Queued again.', content: json('Operation') },
+            '401': UNAUTHORIZED,
+            '404': errorResponse('Unknown.'),
+            '409': errorResponse('The operation has not finished, or its callback is being delivered.'),
+          },
+        },
+      },
+      '/v1/operations/{id_gen}/result': {
+        parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
+        get: {
+          operationId: 'getResult',
+          summary: "The operation's result file (the dashboard's preview)",
+          responses: {
+            '200': {
+              description: 'The JPEG or MP4.',
+              content: {
+                'image/jpeg': { schema: { type: 'string', contentMediaType: 'image/jpeg' } },
+                'video/mp4': { schema: { type: 'string', contentMediaType: 'video/mp4' } },
+              },
+            },
+            '401': UNAUTHORIZED,
+            '404': errorResponse('Unknown, failed, or its file is no longer kept.'),
+          },
+        },
+      },
+      '/v1/endpoints/{key}': {
+        parameters: [
+          { name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'host:port' },
+        ],
+        get: {
+          operationId: 'getEndpoint',
+          summary: "A receiver's circuit breaker",
+          responses: {
+            '200': { description: 'The circuit.', content: json('Endpoint') },
+            '401': UNAUTHORIZED,
+            '404': errorResponse('The key is not text (bad percent-encoding, or U+0000).'),
+          },
+        },
+      },
+      '/healthz': {
+        get: {
+          summary: 'Liveness',
+          security: [],
+          responses: {
+            '200': {
+              description: 'Alive.',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['ok'],
+                    properties: { ok: { type: 'boolean', const: true } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus metrics',
+          security: [],
+          responses: {
+            '200': {
+              description: 'The Prometheus text exposition format, version 0.0.4.',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+          },
+        },
+      },
+    },
+    webhooks: {
+      callbackASuccess: webhook(
+        'CallbackASuccess',
+        'Family A, success',
+        'result_pv',
+        'image/jpeg, video/mp4',
+      ),
+      callbackAError: webhook('CallbackAError', 'Family A, error'),
+      callbackBSuccess: webhook('CallbackBSuccess', 'Family B, success', 'res_image', 'image/jpeg'),
+      callbackBError: webhook('CallbackBError', 'Family B, error'),
+    },
+  };
+}

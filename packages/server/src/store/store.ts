@@ -1,0 +1,303 @@
+/**
+ * What the service needs from its durable store, whichever database is behind it. Times are
+ * Unix milliseconds in records and RFC 3339 UTC text in the operation resource.
+ */
+import type { Family, MediaType } from '../../../mediahook/src/protocol/index.ts';
+import type { CircuitOutcome, CircuitPolicy } from './circuit.ts';
+import type { CallbackState, CallbacksTable, CircuitState, OperationKind, OperationState } from './schema.ts';
+import type { StoreError } from './store-error.ts';
+
+/** An operation as the caller submits it; `id_gen` is a UUIDv7 the caller made. */
+export interface NewOperation {
+  id_gen: string;
+  kind: OperationKind;
+  family: Family;
+  webhook_url: string;
+  prompt: string;
+  fail_with?: string | null;
+  status_text?: string | null;
+}
+
+/** Where a finished operation's file is kept. */
+export interface OperationResult {
+  key: string;
+  media_type: MediaType;
+  bytes: number;
+}
+
+/** The whole stored operation, for the generator and the sender. */
+export interface OperationRecord {
+  id_gen: string;
+  kind: OperationKind;
+  family: Family;
+  state: OperationState;
+  webhook_url: string;
+  endpoint_key: string;
+  prompt: string;
+  fail_with: string | null;
+  status_text: string | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  result: OperationResult | null;
+  error_message: string | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  runs: number;
+}
+
+/** How a generation ended. */
+export type OperationOutcome =
+  { state: 'succeeded'; result: OperationResult } | { state: 'failed'; message: string };
+
+export interface FinishResult {
+  operation: OperationRecord;
+  /** False when the operation had already finished: the call changed nothing. */
+  changed: boolean;
+}
+
+/** The outbox row of one operation: the `callbacks` table's columns, as numbers on every database. */
+export type CallbackRecord = CallbacksTable;
+
+/** A callback claimed for delivery, with the operation it reports on. */
+export interface ClaimedCallback {
+  callback: CallbackRecord;
+  operation: OperationRecord;
+}
+
+/** One delivery attempt as the sender reports it. */
+export interface AttemptInput {
+  at: number;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  /** The first bytes of the answer, as text; the store keeps at most `RESPONSE_HEAD_CHARS`. */
+  response_head?: string | null;
+}
+
+export interface AttemptRecord extends Required<AttemptInput> {
+  id_gen: string;
+  seq: number;
+  round: number;
+  worker_id: string | null;
+}
+
+/** Where a callback goes after an attempt. */
+export type NextCallbackState =
+  | { state: 'delivered' }
+  | { state: 'gone' }
+  | { state: 'dead' }
+  | {
+      state: 'retrying';
+      next_attempt_at: number;
+      /**
+       * Whether the attempt takes the callback a step along its retry schedule (default true).
+       * False for one that never had its chance: a send cut off by the worker's own stop.
+       */
+      advances_schedule?: boolean;
+    };
+
+export interface ClaimCallbacksOptions {
+  limit: number;
+  leaseMs: number;
+  /** The claim's notion of now; the store's clock by default. */
+  now?: number;
+  /**
+   * At most this many callbacks of one receiver in flight, counting those already being
+   * delivered. Exact on SQLite; on PostgreSQL a bound per claim (concurrent claims each count
+   * what was in flight when they started).
+   */
+  perEndpointLimit?: number;
+}
+
+/** One finished attempt as a worker hands it in: what happened and where the callback goes. */
+export interface Settlement {
+  id_gen: string;
+  attempt: AttemptInput;
+  next: NextCallbackState;
+  /**
+   * What the attempt says about the receiver's circuit, keyed by the callback's endpoint; null
+   * leaves the circuit alone (the attempt never reached the receiver: refused, cancelled).
+   */
+  circuit: CircuitOutcome | null;
+}
+
+export interface SettleOptions {
+  circuit: CircuitPolicy;
+  /**
+   * Also claim due callbacks once the settlements are written: in the same transaction, except
+   * on PostgreSQL for a lone settlement with no failure, whose one statement and the claim's are
+   * each atomic alone.
+   */
+  claim?: ClaimCallbacksOptions;
+}
+
+export interface SettleResult {
+  /**
+   * One entry per settlement, in order: the callback as it now is, or the StoreError that
+   * kept this one from being recorded (`lease_lost`, `not_found`); the others are recorded.
+   */
+  settled: (CallbackRecord | StoreError)[];
+  claimed: ClaimedCallback[];
+}
+
+export interface ListOperationsOptions {
+  state?: OperationState | undefined;
+  family?: Family | undefined;
+  /** `host:port` of the webhook URL. */
+  endpoint?: string | undefined;
+  callbackState?: CallbackState | undefined;
+  /** At most 500. */
+  limit: number;
+  /** An `id_gen` cursor: only operations created before it (the list is newest first). */
+  before?: string | undefined;
+}
+
+/** The operation resource of `GET /v1/operations/{id_gen}`, field for field. */
+export interface OperationResource {
+  id_gen: string;
+  kind: OperationKind;
+  family: Family;
+  state: OperationState;
+  webhook_url: string;
+  created_at: string;
+  finished_at: string | null;
+  /** Why a failed operation failed (the text its error callback carries); null otherwise. */
+  error_message: string | null;
+  callback: {
+    state: CallbackState;
+    next_attempt_at: string | null;
+    attempts: {
+      at: string;
+      duration_ms: number;
+      status_code: number | null;
+      error: string | null;
+      /** The first bytes of the receiver's answer, as text (a receiver's error code, say). */
+      response_head: string | null;
+    }[];
+  };
+}
+
+export interface EndpointRecord {
+  key: string;
+  circuit_state: CircuitState;
+  consecutive_failures: number;
+  open_until: number | null;
+  /** Null for a receiver the store has no row for (it is then closed). */
+  updated_at: number | null;
+}
+
+export type EndpointUpdate = Pick<EndpointRecord, 'circuit_state' | 'consecutive_failures' | 'open_until'>;
+
+/** Why a worker should look for work: something became due. */
+export interface WorkEvent {
+  kind: 'operation' | 'callback';
+  /** The item that became due; null when several did or the store cannot tell which. */
+  id_gen: string | null;
+}
+
+export type WorkListener = (event: WorkEvent) => void;
+
+/** Stops a wake-up subscription when called. */
+export interface WorkSubscription {
+  (): void;
+  /** Resolves once wake-ups are actually received (on PostgreSQL: LISTEN is active). */
+  readonly ready: Promise<void>;
+}
+
+export interface ApiKeyRecord {
+  hash: string;
+  prefix: string;
+  label: string | null;
+  created_at: number;
+}
+
+export interface ReleasedLeases {
+  operations: number;
+  callbacks: number;
+}
+
+export interface QueueDepth {
+  operations: Record<OperationState, number>;
+  callbacks: Record<CallbackState, number>;
+}
+
+/**
+ * The durable store: operations, their callbacks (the outbox), attempts and receiver circuits.
+ * Implemented by `SqliteStore` (embedded, one process) and `PostgresStore` (many workers).
+ *
+ * @example
+ * const store = await openStore('postgres://app@db/mediahook');
+ * await store.migrate();
+ * await store.createOperation({ id_gen: uuidv7(), kind: 'image', family: 'A', webhook_url, prompt });
+ */
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** Creates or upgrades the tables; safe to run on every start and from several processes. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+
+  createOperation(operation: NewOperation): Promise<OperationRecord>;
+  /** The resource of PRODUCT §4; undefined for an unknown id. */
+  getOperation(idGen: string): Promise<OperationResource | undefined>;
+  getOperationRecord(idGen: string): Promise<OperationRecord | undefined>;
+  /** Newest first. */
+  listOperations(options: ListOperationsOptions): Promise<OperationResource[]>;
+  /** One queued (or abandoned running) operation, now running under a lease of `workerId`. */
+  claimOperation(workerId: string, leaseMs: number): Promise<OperationRecord | undefined>;
+  /** Extends the lease of a running operation; false when the worker no longer holds it. */
+  renewOperationLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean>;
+  /** Finishes the operation and enqueues its callback in one transaction; idempotent. */
+  finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult>;
+
+  getCallback(idGen: string): Promise<CallbackRecord | undefined>;
+  listAttempts(idGen: string): Promise<AttemptRecord[]>;
+  /** Due callbacks, now `delivering` under a lease of `workerId`; never the same one twice. */
+  claimCallbacks(workerId: string, options: ClaimCallbacksOptions): Promise<ClaimedCallback[]>;
+  /** Appends an attempt and moves the callback; `lease_lost` unless `workerId` still holds it. */
+  recordAttempt(
+    idGen: string,
+    workerId: string,
+    attempt: AttemptInput,
+    next: NextCallbackState,
+  ): Promise<CallbackRecord>;
+  /**
+   * A worker's round trip: records finished attempts and their receivers' circuits, then claims
+   * (when asked) what is due, in one transaction (see `SettleOptions.claim` for the exception).
+   * Each settlement is checked as `recordAttempt` checks it; one that fails is reported in its
+   * place and the rest go ahead. If the claim fails after a lone settlement was written, the
+   * call fails; settling it again then reports `lease_lost`.
+   */
+  settleCallbacks(
+    workerId: string,
+    settlements: readonly Settlement[],
+    options: SettleOptions,
+  ): Promise<SettleResult>;
+  /** Gives back what `workerId` holds, due now (graceful shutdown). */
+  releaseLeases(workerId: string): Promise<ReleasedLeases>;
+  /** Extends the lease of a callback being delivered; false when the worker no longer holds it. */
+  renewCallbackLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean>;
+  /** Gives back every lease, due now (a single-process service restarting). */
+  recoverLeases(): Promise<ReleasedLeases>;
+  /** A finished callback back to `pending`, due now, history kept. */
+  redeliver(idGen: string): Promise<CallbackRecord>;
+  /**
+   * The earliest time work of `kind` (both by default) becomes due or a lease runs out, counting
+   * open circuits; null when nothing will. An idle worker sleeps until then or a wake-up.
+   */
+  nextDueAt(kind?: 'operation' | 'callback'): Promise<number | null>;
+
+  getEndpoint(key: string): Promise<EndpointRecord>;
+  updateEndpoint(key: string, update: EndpointUpdate): Promise<EndpointRecord>;
+
+  /** Records an API key by its SHA-256 hash (the key itself is never stored). */
+  addApiKey(key: ApiKeyRecord): Promise<void>;
+  /** The key with this hash, or undefined. */
+  findApiKey(hash: string): Promise<ApiKeyRecord | undefined>;
+  /** How many keys exist: with none, the service binds to loopback only. */
+  countApiKeys(): Promise<number>;
+
+  /** Calls `listener` when operations or callbacks become due, from any process. */
+  onWork(listener: WorkListener): WorkSubscription;
+  queueDepth(): Promise<QueueDepth>;
+}

@@ -1,0 +1,105 @@
+/**
+ * API keys: created by `mediahook keys create`, stored only hashed; once one exists, /v1 asks
+ * for it; without one, `serve` refuses to bind beyond loopback.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeyHash } from '../../src/service/api-server.ts';
+import { openStore } from '../../src/store/index.ts';
+import { runCli } from '../../../mediahook/test/cli/helpers.ts';
+import { type RunningService, startServeProcess, startService } from './service-harness.ts';
+
+describe('API keys', () => {
+  let data: string;
+  beforeAll(async () => {
+    data = await mkdtemp(join(tmpdir(), 'mediahook-keys-'));
+  });
+  afterAll(async () => {
+    await rm(data, { recursive: true, force: true });
+  });
+
+  it('`keys create` prints a key once and stores only its hash', async () => {
+    const result = await runCli(['keys', 'create', '--data', data, '--label', 'ci']);
+    expect(result.code).toBe(0);
+    const key = result.stdout.trim();
+    expect(key).toMatch(/^mh_[A-Za-z0-9_-]{43}$/);
+    const store = openStore(join(data, 'mediahook.sqlite'));
+    try {
+      await store.migrate();
+      expect(await store.countApiKeys()).toBe(1);
+      expect(await store.findApiKey(apiKeyHash(key))).toMatchObject({ label: 'ci', prefix: key.slice(0, 7) });
+      expect(await store.findApiKey(key)).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('`serve` refuses a non-loopback address while no key exists', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'mediahook-nokeys-'));
+    try {
+      const result = await runCli(['serve', '--data', empty, '--host', '0.0.0.0', '--port', '0']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/without an API key/);
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
+  describe('with a key in the store', () => {
+    let run: RunningService;
+    const key = 'mh_test-key-0123456789';
+    beforeAll(async () => {
+      run = await startService({ workers: false });
+      await run.store.addApiKey({
+        hash: apiKeyHash(key),
+        prefix: key.slice(0, 7),
+        label: null,
+        created_at: Date.now(),
+      });
+    });
+    afterAll(async () => {
+      await run?.stop();
+    });
+
+    it('asks /v1 for the key and leaves health, metrics and OpenAPI open', async () => {
+      const body = { kind: 'image', family: 'A', prompt: 'p', webhook_url: 'http://127.0.0.1:9/x' };
+      const anonymous = await run.post('/v1/operations', body);
+      expect([anonymous.status, anonymous.body.error.code]).toEqual([401, 'unauthorized']);
+      // RFC 6750 §3: a 401 says which scheme it wants, and whether the token given was bad.
+      expect(anonymous.headers['www-authenticate']).toBe('Bearer realm="mediahook"');
+      const wrong = await run.post('/v1/operations', body, { authorization: 'Bearer mh_wrong' });
+      expect(wrong.status).toBe(401);
+      expect(wrong.headers['www-authenticate']).toBe('Bearer realm="mediahook", error="invalid_token"');
+      const head = await run.call('HEAD', '/v1/operations');
+      expect([head.status, head.headers['www-authenticate'], head.text]).toEqual([
+        401,
+        'Bearer realm="mediahook"',
+        '',
+      ]);
+      const allowed = await run.post('/v1/operations', body, { authorization: `Bearer ${key}` });
+      expect(allowed.status).toBe(202);
+      expect((await run.get(`/v1/operations/${allowed.body.id_gen}`)).status).toBe(401);
+      expect(
+        (await run.get(`/v1/operations/${allowed.body.id_gen}`, { authorization: `Bearer ${key}` })).status,
+      ).toBe(200);
+      for (const path of ['/healthz', '/metrics', '/openapi.json'])
+        expect((await run.get(path)).status).toBe(200);
+    });
+  });
+
+  it('`serve` starts, answers /healthz and stops on SIGTERM', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mediahook-serve-'));
+    const serve = await startServeProcess(['--data', dir]);
+    try {
+      const health = await fetch(new URL('/healthz', serve.url));
+      expect(await health.json()).toEqual({ ok: true });
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+    } finally {
+      serve.child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * A running service and a real receiver, both on 127.0.0.1, for end-to-end tests: the API is
+ * driven over HTTP, callbacks arrive at a mediahook receiver that validates and stores them.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import type { SsrfPolicy } from '../../src/delivery/index.ts';
+import type { ReceiverOutcome } from '../../../mediahook/src/receiver/index.ts';
+import { createApiServer } from '../../src/service/api-http-server.ts';
+import { builtInGenerator, type Generator } from '../../src/service/generators/index.ts';
+import { silentLogger } from '../../src/service/json-log.ts';
+import { createService, type Service } from '../../src/service/service.ts';
+import { type OperationResource, openStore, type Store } from '../../src/store/index.ts';
+import { createListenServer, type ListenServer } from '../../../mediahook/src/web/listen-server.ts';
+import { BIN } from '../../../mediahook/test/cli/helpers.ts';
+
+export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+export async function listen(server: Server): Promise<string> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+export interface Receiving {
+  url: string;
+  outcomes: ReceiverOutcome[];
+  listen: ListenServer;
+  /** Resolves once a callback for each id was accepted (or the timeout passes: then throws). */
+  waitFor(ids: readonly string[], timeoutMs?: number): Promise<void>;
+}
+
+export async function startReceiving(out: string, secret?: string): Promise<Receiving> {
+  const outcomes: ReceiverOutcome[] = [];
+  const listenServer = createListenServer({ out, secret, onOutcome: (o) => outcomes.push(o) });
+  const url = await listen(listenServer.server);
+  return {
+    url,
+    outcomes,
+    listen: listenServer,
+    async waitFor(ids, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const accepted = new Set(
+          outcomes.filter((o) => o.verdict === 'accepted').map((o) => o.callback!.id_gen),
+        );
+        if (ids.every((id) => accepted.has(id))) return;
+        if (Date.now() > deadline)
+          throw new Error(`callbacks did not arrive: ${ids.filter((id) => !accepted.has(id))}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+}
+
+/** A receiver in a directory of its own: `close()` stops it and removes the directory. */
+export type TempReceiving = Receiving & { close(): Promise<void> };
+
+/** {@link startReceiving} into a fresh directory. */
+export async function startTempReceiving(secret?: string): Promise<TempReceiving> {
+  const out = await mkdtemp(join(tmpdir(), 'mediahook-received-'));
+  const receiving = await startReceiving(out, secret);
+  return {
+    ...receiving,
+    async close() {
+      await receiving.listen.close();
+      await rm(out, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An answer of the API: `body` is the parsed JSON, or null when `text` is not JSON. */
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+}
+
+export interface RunningService {
+  url: string;
+  store: Store;
+  service: Service;
+  dir: string;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Answer>;
+  get(path: string, headers?: Record<string, string>): Promise<Answer>;
+  /** Any method; a string body goes as it is, anything else as JSON. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The service on a SQLite store in a fresh directory, callbacks signed with {@link SECRET}, private
+ * webhook addresses allowed unless `ssrf` says otherwise.
+ */
+export async function startService(
+  options: { db?: string; workers?: boolean; ssrf?: SsrfPolicy; generator?: Generator } = {},
+): Promise<RunningService> {
+  const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
+  const store = openStore(options.db ?? join(dir, 'mediahook.sqlite'));
+  await store.migrate();
+  const service = createService({
+    store,
+    dataDir: dir,
+    generator: options.generator ?? builtInGenerator(),
+    secrets: [SECRET],
+    ssrf: options.ssrf ?? { allowPrivate: true },
+    retrySchedule: [200, 200, 200],
+    workers: options.workers,
+    log: silentLogger,
+  });
+  await service.start();
+  const server = createApiServer(service.handler);
+  const url = await listen(server);
+  async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> {
+    const response = await request(`${url}${path}`, {
+      method,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      ...(body === undefined
+        ? {}
+        : { body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body) }),
+    });
+    const text = await response.body.text();
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON (a dashboard page, metrics text): `text` has it.
+    }
+    return { status: response.statusCode, headers: response.headers, body: parsed as any, text };
+  }
+  return {
+    url,
+    store,
+    service,
+    dir,
+    post: (path, body, headers) => call('POST', path, body, headers),
+    get: (path, headers) => call('GET', path, undefined, headers),
+    call,
+    async stop() {
+      server.closeAllConnections();
+      server.close();
+      await service.stop();
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until the operation's callback reaches one of `states`. */
+export async function waitForCallback(
+  run: RunningService,
+  id: string,
+  states: readonly string[],
+  timeoutMs = 60_000,
+): Promise<OperationResource> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const operation = await run.store.getOperation(id);
+    if (operation && states.includes(operation.callback.state)) return operation;
+    if (Date.now() > deadline)
+      throw new Error(`callback of ${id} is ${operation?.callback.state}, not ${states}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export interface ServeProcess {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  /** What it has written to stderr so far. */
+  stderr(): string;
+  /** What it has written to stdout so far: its NDJSON log. */
+  stdout(): string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/** `bin/mediahook serve` as a user runs it, on a free loopback port; resolves once it listens. */
+export async function startServeProcess(args: readonly string[]): Promise<ServeProcess> {
+  const child = spawn(BIN, ['serve', '--port', '0', ...args], { stdio: 'pipe' });
+  let stderr = '';
+  let stdout = '';
+  // Read as it comes: a pipe nobody drains would block the process once its buffer is full.
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+      const match = /listening at (http:\/\/\S+)/.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    void exited.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+  return { child, url, stderr: () => stderr, stdout: () => stdout, exited };
+}
