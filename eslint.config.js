@@ -4,8 +4,14 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+const NODE_BY_NAME = {
+  regex:
+    '^(assert|buffer|child_process|crypto|dns|events|fs|http|https|module|net|os|path|process|stream|timers|tls|url|util|worker_threads|zlib)(/.*)?$',
+  message: 'import Node built-ins by their node: name',
+};
+
 export default tseslint.config(
-  { ignores: ['node_modules/', 'coverage/', 'test-artifacts/', '.tmp/', '.data/'] },
+  { ignores: ['node_modules/', 'packages/*/dist/', 'coverage/', 'test-artifacts/', '.tmp/', '.data/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -13,41 +19,66 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex:
-                '^(assert|buffer|child_process|crypto|dns|events|fs|http|https|net|os|path|stream|tls|url|util|zlib)(/.*)?$',
-              message: 'import Node built-ins by their node: name',
-            },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: [NODE_BY_NAME] }],
       'no-control-regex': 'off',
     },
   },
   {
-    files: ['src/protocol/**/*.ts'],
+    files: ['packages/mediahook/src/**/*.ts'],
+    rules: {
+      // The receiver's package depends on nothing: not on the server's, nor on any framework.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            NODE_BY_NAME,
+            {
+              regex: '^(@mediahook/server|express|fastify|hono)(/.*)?$',
+              message: 'mediahook has no dependencies',
+            },
+            { regex: '(^|/)server/', message: 'mediahook does not reach into the server package' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['packages/mediahook/src/protocol/**/*.ts'],
     rules: {
       // The protocol layer depends on nothing else of ours.
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { regex: '^\\.\\./(?!protocol/)', message: 'src/protocol imports nothing outside itself' },
+            NODE_BY_NAME,
+            { regex: '^\\.\\./(?!protocol/)', message: 'the protocol imports nothing outside itself' },
+            { regex: '^[^.n]', message: 'the protocol imports Node built-ins only' },
           ],
         },
       ],
     },
   },
   {
-    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    files: ['packages/server/src/**/*.ts'],
+    rules: {
+      // The server uses mediahook as its users do, by package name.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            NODE_BY_NAME,
+            { regex: '(^|/)mediahook/src/', message: 'import mediahook by its package name' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['packages/*/test/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    files: ['bin/mediahook', '**/*.mjs', '**/*.js'],
+    files: ['bin/mediahook', 'scripts/*.js', '**/*.mjs', '**/*.js'],
     languageOptions: { sourceType: 'module' },
   },
 );

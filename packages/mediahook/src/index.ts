@@ -1,35 +1,51 @@
+/// <reference types="node" preserve="true" />
 /**
- * mediahook: the result callbacks of an asynchronous image/video generation service, both
- * sides of the wire. Everything public is exported here; `mediahook/protocol`,
- * `mediahook/receiver`, `mediahook/delivery`, `mediahook/store` and `mediahook/service` give
- * the same pieces by layer.
+ * mediahook: receive the result callbacks of an image/video generation service. This entry is
+ * what a receiving app needs; the framework adapters are on `mediahook/express`,
+ * `mediahook/fastify` and `mediahook/hono`, the wire format on `mediahook/protocol`.
  *
  * @example
  * import http from 'node:http';
  * import { createReceiver, nodeHandler } from 'mediahook';
- * const receiver = createReceiver({ out: './callbacks', onSuccess: (cb) => console.log(cb.file.path) });
+ *
+ * const receiver = createReceiver({
+ *   out: './callbacks',
+ *   secret: process.env.WEBHOOK_SECRET, // optional: then every callback must be signed
+ *   onSuccess: (callback) => console.log(callback.id_gen, callback.file.path),
+ *   onError: (callback) => console.log(callback.id_gen, 'failed:', callback.message),
+ * });
  * http.createServer(nodeHandler(receiver)).listen(9000);
  */
-
+export type { Callback, ErrorCallback, Family, Limits, MediaType } from './protocol/callback-shapes.ts';
+export { ProtocolError, type ProtocolErrorCode } from './protocol/errors.ts';
 export {
-  type AttemptResult,
-  CallbackSender,
-  type CallbackSenderOptions,
-  checkWebhookUrl,
-  classifyAddress,
-  createGuardedAgent,
-  DEFAULT_RETRY_POLICY,
-  DeliveryWorker,
-  type DeliveryWorkerOptions,
-  DirectoryBlobStore,
-  type RetryPolicy,
-  type SsrfPolicy,
-  SsrfRefusedError,
-} from '../../server/src/delivery/index.ts';
-export * from './protocol/index.ts';
-export * from './receiver/index.ts';
-export { apiClientError } from '../../server/src/service/api-error.ts';
-export { createApiServer } from '../../server/src/service/api-http-server.ts';
-export { createService, type Service, type ServiceOptions } from '../../server/src/service/service.ts';
-export { openStore, PostgresStore, SqliteStore, type Store, StoreError } from '../../server/src/store/index.ts';
-export { version } from './protocol/version.ts';
+  type FileSink,
+  type FileSinkFactory,
+  type FileStart,
+  type MemorySink,
+  memorySink,
+} from './protocol/file-sink.ts';
+export { parseTimeGen } from './protocol/time-gen.ts';
+export type { BodyGuardOptions } from './receiver/adapters/body-guards.ts';
+export { type ContinueRoute, deferContinue } from './receiver/adapters/expect-continue.ts';
+export { allowHalfOpenAnswers } from './receiver/adapters/half-close.ts';
+export { type NodeHandler, type NodeHandlerOptions, nodeHandler } from './receiver/adapters/node-http.ts';
+export { webHandler } from './receiver/adapters/web.ts';
+export {
+  MemoryReceiptStore,
+  type Receipt,
+  type ReceiptClaims,
+  type ReceiptStore,
+} from './receiver/receipt-store.ts';
+export {
+  createReceiver,
+  type ReceivedCallback,
+  type ReceivedSuccess,
+  type Receiver,
+  type ReceiverOptions,
+  type ReceiverOutcome,
+  type ReceiverRequest,
+  type ReceiverResponse,
+  type StoredFile,
+} from './receiver/receiver.ts';
+export { type ErrorBody, ReceiverError, type ReceiverErrorCode } from './receiver/receiver-error.ts';

@@ -1,4 +1,3 @@
-import { isTlsErrorCode } from '../../../server/src/delivery/callback-sender.ts';
 import {
   type CliIo,
   type Command,
@@ -246,3 +245,9 @@ export const checkCommand: Command = {
     return conforms ? 0 : 1;
   },
 };
+
+const TLS_ERROR_CODE =
+  /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|CERT_|INVALID_CA|PATH_LENGTH_EXCEEDED|HOSTNAME_MISMATCH)/;
+function isTlsErrorCode(code: unknown): boolean {
+  return typeof code === 'string' && TLS_ERROR_CODE.test(code);
+}

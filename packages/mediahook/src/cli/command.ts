@@ -134,6 +134,11 @@ export class UsageError extends Error {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
+/** What {@link parseCommandArgs} returns: `parseArgs`'s result for these options, with tokens. */
+export type ParsedCommandArgs<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true; tokens: true }>
+>;
+
 /**
  * `parseArgs` in strict mode with its errors turned into {@link UsageError}s, without Node's
  * advice about `--`, which reads oddly to someone who only mistyped a flag; an option that
@@ -142,7 +147,7 @@ type Options = NonNullable<ParseArgsConfig['options']>;
  * @example
  * const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' } });
  */
-export function parseCommandArgs<O extends Options>(argv: string[], options: O) {
+export function parseCommandArgs<O extends Options>(argv: string[], options: O): ParsedCommandArgs<O> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: true, tokens: true });

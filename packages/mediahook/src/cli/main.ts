@@ -1,6 +1,7 @@
 import { version } from '../protocol/version.ts';
 import { type CliIo, type CommandEntry, processIo, UsageError } from './command.ts';
 import { COMMANDS } from './commands.ts';
+import { MissingPackageError } from './server-commands.ts';
 
 function mainUsage(commands: readonly CommandEntry[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
@@ -74,7 +75,7 @@ export async function main(
       return 0;
     } catch (error) {
       io.stderr.write(`mediahook help: ${error instanceof Error ? error.message : String(error)}\n`);
-      return 1;
+      return error instanceof MissingPackageError ? 2 : 1;
     }
   }
   if (first.startsWith('-')) {
@@ -103,6 +104,6 @@ export async function main(
       return usageFailure(io, prefix, error.message, `mediahook ${command.name} --help`);
     }
     io.stderr.write(`${prefix}: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    return error instanceof MissingPackageError ? 2 : 1;
   }
 }

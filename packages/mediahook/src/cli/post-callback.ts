@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { EncodedCallback } from '../protocol/index.ts';
-import { connectorWithDeadline } from '../../../server/src/delivery/connect-deadline.ts';
+import { connectorWithDeadline } from './connect-deadline.ts';
 import { userAgent } from '../protocol/version.ts';
 import { formatDuration } from './duration.ts';
 import { formatBytes } from './progress.ts';

@@ -1,5 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { MediaType } from './callback-shapes.ts';
+import { ProtocolError } from './errors.ts';
 
 /** What a sink factory learns when a result file starts. */
 export interface FileStart {
@@ -84,5 +85,63 @@ export function streamSink(highWaterMark = 256 * 1024): StreamSink {
     async abort(reason) {
       stream.destroy(reason instanceof Error ? reason : new Error(String(reason)));
     },
+  };
+}
+
+/** A sink that keeps the file in memory, for runtimes without a file system (Workers). */
+export interface MemorySink extends FileSink {
+  /** The file's bytes, once the callback was accepted; empty before. */
+  readonly bytes: Uint8Array;
+}
+
+/** Held by {@link memorySink} unless told otherwise: well within a Worker's 128 MB. */
+const DEFAULT_MEMORY_SINK_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A sink factory whose files are kept in memory, up to `maxBytes` each (32 MiB by default): a
+ * larger one fails the callback with `file_too_large`, as the receiver's own limit would. For
+ * runtimes with no disk, such as Cloudflare Workers; the handler takes the bytes from
+ * `callback.file.sink`.
+ *
+ * @example
+ * const receiver = createReceiver({
+ *   sink: memorySink(),
+ *   store: new MemoryReceiptStore(),
+ *   onSuccess: async (callback) => env.BUCKET.put(callback.id_gen, (callback.file.sink as MemorySink).bytes),
+ * });
+ * export default { fetch: webHandler(receiver) };
+ */
+export function memorySink(maxBytes = DEFAULT_MEMORY_SINK_BYTES): FileSinkFactory<MemorySink> {
+  return () => {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    let whole: Uint8Array = new Uint8Array(0);
+    return {
+      get bytes() {
+        return whole;
+      },
+      write(chunk) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          throw new ProtocolError(
+            'file_too_large',
+            `the file is over the ${maxBytes}-byte limit of this receiver's memory sink`,
+          );
+        }
+        // A copy: the decoder may hand out views of a buffer it reuses.
+        chunks.push(new Uint8Array(chunk));
+      },
+      async close() {
+        whole = new Uint8Array(size);
+        let at = 0;
+        for (const chunk of chunks.splice(0)) {
+          whole.set(chunk, at);
+          at += chunk.length;
+        }
+      },
+      async abort() {
+        chunks.length = 0;
+      },
+    };
   };
 }

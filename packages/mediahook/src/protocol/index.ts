@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * The callback protocol: the four shapes, a strict streaming decoder, an encoder, media
  * sniffing and Standard Webhooks signatures. Depends on nothing else of mediahook.
@@ -51,3 +52,5 @@ export {
   type VerifyOptions,
 } from './signature.ts';
 export { parseTimeGen } from './time-gen.ts';
+export { uuidv7 } from './uuidv7.ts';
+export { userAgent, version } from './version.ts';

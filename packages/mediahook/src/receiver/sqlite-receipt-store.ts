@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { useWalMode } from '../../../server/src/store/sqlite/wal-mode.ts';
+import { useWalMode } from './wal-mode.ts';
 import type { Receipt, ReceiptClaims, ReceiptStore } from './receipt-store.ts';
 
 // Both tables are created if missing, so a receipts file from before claims existed upgrades

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Receiving, startReceiving } from '../../../server/test/service/service-harness.ts';
+import { type Receiving, startReceiving } from './listen-harness.ts';
 import { inspectedRequest as request } from './inspector-fixture.ts';
 import { expectHostileShownSafely, HOSTILE, pagePerTest, skipBrowserTests } from './browser.ts';
 

@@ -11,18 +11,18 @@ import { silentLogger } from '../service/json-log.ts';
 import { createApiServer } from '../service/api-http-server.ts';
 import { createService } from '../service/service.ts';
 import { type OperationResource, openStore } from '../store/index.ts';
-import { listenLineOf } from '../../../mediahook/src/web/listen-record.ts';
-import { createListenServer } from '../../../mediahook/src/web/listen-server.ts';
 import {
   type CliIo,
   type Command,
+  createListenServer,
   durationFlag,
   escapeControls,
+  listenLineOf,
   parseCommandArgs,
   portFlag,
+  untilSignal,
   UsageError,
-} from '../../../mediahook/src/cli/command.ts';
-import { untilSignal } from '../../../mediahook/src/cli/signals.ts';
+} from 'mediahook/cli';
 
 const USAGE = `Usage: mediahook demo [--port 8080] [--receiver-port 9000] [--data DIR] [--exit] [--timeout 2m]
 

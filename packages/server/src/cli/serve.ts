@@ -2,9 +2,8 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { createApiServer } from '../service/api-http-server.ts';
 import { createService } from '../service/service.ts';
-import { type CliIo, type Command, parseCommandArgs, portFlag, UsageError } from '../../../mediahook/src/cli/command.ts';
+import { type CliIo, type Command, parseCommandArgs, portFlag, untilSignal, UsageError } from 'mediahook/cli';
 import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
-import { untilSignal } from '../../../mediahook/src/cli/signals.ts';
 
 const USAGE = `Usage: mediahook serve [options]
 

@@ -5,8 +5,14 @@ import { jsonLogger } from '../service/json-log.ts';
 import type { ServiceOptions } from '../service/service.ts';
 import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
 import { openStore, type Store } from '../store/index.ts';
-import { type CliIo, durationFlag, secretFlags, sizeFlag, UsageError } from '../../../mediahook/src/cli/command.ts';
-import { parseDurationList } from '../../../mediahook/src/cli/duration.ts';
+import {
+  type CliIo,
+  durationFlag,
+  parseDurationList,
+  secretFlags,
+  sizeFlag,
+  UsageError,
+} from 'mediahook/cli';
 
 /** Flags `serve` and `worker` share. */
 export const SERVICE_FLAG_OPTIONS = {

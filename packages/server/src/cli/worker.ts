@@ -1,7 +1,6 @@
 import { createService } from '../service/service.ts';
-import { type CliIo, type Command, parseCommandArgs, UsageError } from '../../../mediahook/src/cli/command.ts';
+import { type CliIo, type Command, parseCommandArgs, untilSignal, UsageError } from 'mediahook/cli';
 import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
-import { untilSignal } from '../../../mediahook/src/cli/signals.ts';
 
 const USAGE = `Usage: mediahook worker --db postgres://… [options]
 

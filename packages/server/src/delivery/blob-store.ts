@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { extensionOf, type MediaType } from '../../../mediahook/src/protocol/index.ts';
+import { extensionOf, type MediaType } from 'mediahook/protocol';
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\.(?:jpg|mp4)$/;
 

@@ -3,12 +3,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import {
   BodySigner,
-  type EncodedCallback,
   encodeCallback,
+  type EncodedCallback,
   type OutgoingCallback,
   secretKey,
-} from '../../../mediahook/src/protocol/index.ts';
-import { userAgent } from '../../../mediahook/src/protocol/version.ts';
+  userAgent,
+} from 'mediahook/protocol';
 import { parseRetryAfter } from './retry-policy.ts';
 import {
   checkWebhookUrl,

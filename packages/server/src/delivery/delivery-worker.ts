@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { FileSource } from '../../../mediahook/src/protocol/index.ts';
+import type { FileSource } from 'mediahook/protocol';
 import {
   type CallbackRecord,
   type CircuitPolicy,

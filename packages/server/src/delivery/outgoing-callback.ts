@@ -2,7 +2,7 @@
  * What a delivery worker sends for an operation: the callback its outcome stands for, and its
  * result file as the sender takes it.
  */
-import type { FileSource, OutgoingCallback } from '../../../mediahook/src/protocol/index.ts';
+import type { FileSource, OutgoingCallback } from 'mediahook/protocol';
 import type { OperationRecord, OperationResult } from '../store/index.ts';
 import type { AllocateBuffer, DirectoryBlobStore } from './blob-store.ts';
 

@@ -2,7 +2,7 @@
  * The JSON Schemas (2020-12) of the service's API, written once: requests are validated
  * against them and `GET /openapi.json` is generated from them.
  */
-import { FAMILIES } from '../../../mediahook/src/protocol/index.ts';
+import { FAMILIES } from 'mediahook/protocol';
 import { CALLBACK_STATES, CIRCUIT_STATES, OPERATION_KINDS, OPERATION_STATES } from '../store/index.ts';
 
 export const CREATE_OPERATION_SCHEMA = {

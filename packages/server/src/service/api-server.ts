@@ -1,12 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DirectoryBlobStore } from '../delivery/index.ts';
-import { uuidv7 } from '../../../mediahook/src/protocol/uuidv7.ts';
+import { uuidv7 } from 'mediahook/protocol';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
-import { sendFileAnswer } from '../../../mediahook/src/web/file-response.ts';
-import { sendRevalidated } from '../../../mediahook/src/web/revalidated-answer.ts';
-import { requestTargetOf } from '../../../mediahook/src/web/request-target.ts';
+import { requestTargetOf, sendFileAnswer, sendRevalidated } from 'mediahook/web';
 import { requestHeadError } from './api-http-server.ts';
 import { ApiError, apiErrorResponse, methodNotAllowed, unauthorized } from './api-error.ts';
 import type { Logger } from './json-log.ts';

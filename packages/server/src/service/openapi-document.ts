@@ -1,4 +1,4 @@
-import { version } from '../../../mediahook/src/protocol/version.ts';
+import { version } from 'mediahook/protocol';
 import {
   ATTEMPT_SCHEMA,
   CALLBACK_SCHEMAS,

@@ -3,7 +3,7 @@
  * run on; the caller decides the transaction, these decide the SQL (bound parameters only).
  */
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
-import { FAMILIES, type MediaType } from '../../../mediahook/src/protocol/index.ts';
+import { FAMILIES, type MediaType } from 'mediahook/protocol';
 import { firstDueAt } from './circuit.ts';
 import { runCompiled } from './compiled-query.ts';
 import { endpointKeyOf } from './endpoint-key.ts';

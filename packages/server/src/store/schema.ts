@@ -3,7 +3,7 @@
  * PostgreSQL: text keys, integer counters, and every time as `bigint` Unix milliseconds (UTC),
  * which both databases compare exactly and neither reinterprets by time zone.
  */
-import type { Family, MediaType } from '../../../mediahook/src/protocol/index.ts';
+import type { Family, MediaType } from 'mediahook/protocol';
 
 export type OperationKind = 'image' | 'video';
 export type OperationState = 'queued' | 'running' | 'succeeded' | 'failed';

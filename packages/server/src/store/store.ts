@@ -2,7 +2,7 @@
  * What the service needs from its durable store, whichever database is behind it. Times are
  * Unix milliseconds in records and RFC 3339 UTC text in the operation resource.
  */
-import type { Family, MediaType } from '../../../mediahook/src/protocol/index.ts';
+import type { Family, MediaType } from 'mediahook/protocol';
 import type { CircuitOutcome, CircuitPolicy } from './circuit.ts';
 import type { CallbackState, CallbacksTable, CircuitState, OperationKind, OperationState } from './schema.ts';
 import type { StoreError } from './store-error.ts';

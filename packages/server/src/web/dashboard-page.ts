@@ -1,6 +1,5 @@
 import { DASHBOARD_SCRIPT } from './dashboard-script.ts';
-import { pageHeaders } from '../../../mediahook/src/web/page-headers.ts';
-import { TEXT_SCRIPT, TEXT_STYLE } from '../../../mediahook/src/web/page-text.ts';
+import { pageHeaders, TEXT_SCRIPT, TEXT_STYLE } from 'mediahook/web';
 
 const STYLE = `${TEXT_STYLE}
   body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1d2330; background: #f7f8fa; }

@@ -73,7 +73,7 @@ describe('the sender', () => {
 
 describe('the request', () => {
   it('says User-Agent mediahook/<package version>, with a Content-Length and no chunking', async () => {
-    const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
       version: string;
     };
     const r = await receiver();

@@ -6,7 +6,12 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyHash } from '../../src/service/api-server.ts';
-import { type ImageLike, launchChromium, skipBrowserTests, type VideoLike } from '../../../mediahook/test/web/browser.ts';
+import {
+  type ImageLike,
+  launchChromium,
+  skipBrowserTests,
+  type VideoLike,
+} from '../../../mediahook/test/web/browser.ts';
 import {
   type RunningService,
   SECRET,

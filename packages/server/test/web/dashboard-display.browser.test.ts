@@ -5,7 +5,13 @@
  * its button.
  */
 import { describe, expect, it } from 'vitest';
-import { HOSTILE, overflowsSideways, pagePerTest, screenshot, skipBrowserTests } from '../../../mediahook/test/web/browser.ts';
+import {
+  HOSTILE,
+  overflowsSideways,
+  pagePerTest,
+  screenshot,
+  skipBrowserTests,
+} from '../../../mediahook/test/web/browser.ts';
 import { type Api, operation, startDashboard } from './dashboard-fixture.ts';
 import { pageServerPerTest } from '../../../mediahook/test/web/page-server.ts';
 

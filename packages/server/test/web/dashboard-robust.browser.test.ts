@@ -8,7 +8,12 @@ import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningService, startService } from '../service/service-harness.ts';
 import { operation } from './dashboard-fixture.ts';
-import { expectHostileShownSafely, HOSTILE, pagePerTest, skipBrowserTests } from '../../../mediahook/test/web/browser.ts';
+import {
+  expectHostileShownSafely,
+  HOSTILE,
+  pagePerTest,
+  skipBrowserTests,
+} from '../../../mediahook/test/web/browser.ts';
 
 /** Answers the operation list with `operations` (and `next_before`) instead of the service. */
 async function fakeList(page: Page, answer: (url: URL) => Record<string, unknown>): Promise<void> {

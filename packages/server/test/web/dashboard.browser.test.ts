@@ -17,7 +17,13 @@ import {
   startService,
   waitForCallback,
 } from '../service/service-harness.ts';
-import { type ImageLike, launchChromium, screenshot, skipBrowserTests, type VideoLike } from '../../../mediahook/test/web/browser.ts';
+import {
+  type ImageLike,
+  launchChromium,
+  screenshot,
+  skipBrowserTests,
+  type VideoLike,
+} from '../../../mediahook/test/web/browser.ts';
 
 describe.skipIf(skipBrowserTests)('the service dashboard', () => {
   let browser: Browser;

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Receiver } from '../receiver.ts';
 import { type NodeHandler, type NodeHandlerOptions, nodeHandler } from './node-http.ts';

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { boundaryOf, ProtocolError } from '../../protocol/index.ts';

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 import type { IncomingMessage } from 'node:http';
 import type { Receiver } from '../receiver.ts';
 import { type BodyGuardOptions, type BodyGuards, bodyGuardsOf } from './body-guards.ts';

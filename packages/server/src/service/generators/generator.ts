@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { extensionOf, type MediaType } from '../../../../mediahook/src/protocol/index.ts';
+import { extensionOf, type MediaType } from 'mediahook/protocol';
 import { GenerationError } from './generation-error.ts';
 
 /** One operation as a generator sees it. */

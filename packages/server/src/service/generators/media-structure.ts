@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import type { MediaType } from '../../../../mediahook/src/protocol/index.ts';
+import type { MediaType } from 'mediahook/protocol';
 
 /** More top-level boxes than any real MP4 has: a file of tiny boxes is not walked forever. */
 const MAX_TOP_LEVEL_BOXES = 10_000;

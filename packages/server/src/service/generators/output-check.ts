@@ -1,5 +1,5 @@
 import { lstat, open } from 'node:fs/promises';
-import { SNIFF_BYTES, sniffMediaType } from '../../../../mediahook/src/protocol/index.ts';
+import { SNIFF_BYTES, sniffMediaType } from 'mediahook/protocol';
 import { GenerationError } from './generation-error.ts';
 import { wholeFileProblem } from './media-structure.ts';
 import { type GeneratedMedia, type GenerationRequest, mediaTypeOf } from './generator.ts';

@@ -8,10 +8,16 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCallback, type OutgoingCallback } from '../../src/protocol/index.ts';
-import { renderPromptImage, renderPromptVideo } from '../../../server/src/service/generators/index.ts';
-import { type Receiving, startReceiving } from '../../../server/test/service/service-harness.ts';
-import { type ImageLike, launchChromium, screenshot, skipBrowserTests, type VideoLike } from './browser.ts';
+import { encodeCallback, type OutgoingCallback } from '../../packages/mediahook/src/protocol/index.ts';
+import { renderPromptImage, renderPromptVideo } from '../../packages/server/src/service/generators/index.ts';
+import { type Receiving, startReceiving } from '../../packages/mediahook/test/web/listen-harness.ts';
+import {
+  type ImageLike,
+  launchChromium,
+  screenshot,
+  skipBrowserTests,
+  type VideoLike,
+} from '../../packages/mediahook/test/web/browser.ts';
 
 async function post(url: string, callback: OutgoingCallback): Promise<number> {
   const encoded = await encodeCallback(callback);

@@ -4,9 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DASHBOARD_HEADERS, dashboardPage } from '../../../server/src/web/dashboard-page.ts';
-import { INSPECTOR_HEADERS, inspectorPage } from '../../src/web/inspector-page.ts';
-import { pageHeaders } from '../../src/web/page-headers.ts';
+import { DASHBOARD_HEADERS, dashboardPage } from '../../packages/server/src/web/dashboard-page.ts';
+import { INSPECTOR_HEADERS, inspectorPage } from '../../packages/mediahook/src/web/inspector-page.ts';
+import { pageHeaders } from '../../packages/mediahook/src/web/page-headers.ts';
 
 function inline(html: string, element: 'script' | 'style'): string {
   const open = `<${element}>`;

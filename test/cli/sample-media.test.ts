@@ -3,9 +3,9 @@
  * to, so they are decoded here, by ffmpeg from its stdin, to the last frame.
  */
 import { describe, expect, it } from 'vitest';
-import { SAMPLE_JPEG, SAMPLE_MP4 } from '../../src/cli/sample-media.ts';
-import { sniffMediaType } from '../../src/protocol/index.ts';
-import { runFfmpeg } from '../../../server/src/service/generators/ffmpeg-binary.ts';
+import { SAMPLE_JPEG, SAMPLE_MP4 } from '../../packages/mediahook/src/cli/sample-media.ts';
+import { sniffMediaType } from '../../packages/mediahook/src/protocol/index.ts';
+import { runFfmpeg } from '../../packages/server/src/service/generators/ffmpeg-binary.ts';
 
 describe('the sample result files', () => {
   it.each([

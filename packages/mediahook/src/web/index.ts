@@ -1,0 +1,14 @@
+/// <reference types="node" preserve="true" />
+/**
+ * What mediahook's pages and HTTP answers are made of, shared by `listen`'s inspector and the
+ * service's dashboard in `@mediahook/server`: page security headers, the text-display helpers,
+ * revalidated JSON answers, file answers with ranges, and the request target.
+ *
+ * @example
+ * import { pageHeaders, sendRevalidated } from 'mediahook/web';
+ */
+export { sendFileAnswer } from './file-response.ts';
+export { pageHeaders, type PageSources } from './page-headers.ts';
+export { TEXT_SCRIPT, TEXT_STYLE } from './page-text.ts';
+export { requestTargetOf } from './request-target.ts';
+export { sendRevalidated } from './revalidated-answer.ts';
