@@ -10,7 +10,8 @@
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import express, { type Express } from 'express';
-import { createReceiver, deferContinue, expressHandler, type Receiver } from '../packages/mediahook/src/receiver/index.ts';
+import { createReceiver, deferContinue, type Receiver } from 'mediahook';
+import { expressHandler } from 'mediahook/express';
 
 export interface ExampleOptions {
   /** Where result files and the receipts database go. Default `./callbacks`. */

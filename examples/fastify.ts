@@ -9,7 +9,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { createReceiver, fastifyReceiver } from '../packages/mediahook/src/receiver/index.ts';
+import { createReceiver } from 'mediahook';
+import { fastifyReceiver } from 'mediahook/fastify';
 
 export interface ExampleOptions {
   /** Where result files and the receipts database go. Default `./callbacks`. */

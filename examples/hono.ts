@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { createReceiver, deferContinue, honoHandler, type Receiver } from '../packages/mediahook/src/receiver/index.ts';
+import { createReceiver, deferContinue, type Receiver } from 'mediahook';
+import { honoHandler } from 'mediahook/hono';
 
 export interface ExampleOptions {
   /** Where result files and the receipts database go. Default `./callbacks`. */

@@ -1,12 +1,12 @@
 /**
  * Receiving result callbacks in a Next.js (App Router) route handler. Copy this file to
- * `app/callbacks/route.ts` and import from the package instead of `../src`; callbacks then go
+ * `app/callbacks/route.ts`; callbacks then go
  * to POST https://your-app/callbacks and result files land in ./callbacks (relative to where
  * the server runs). WEBHOOK_SECRET may hold one or more `whsec_…` secrets, separated by spaces.
  *
  * Next.js reads the exports of a route module: only `POST` and route settings are exported.
  */
-import { createReceiver, webHandler } from '../packages/mediahook/src/receiver/index.ts';
+import { createReceiver, webHandler } from 'mediahook';
 
 // Receipts live in SQLite and files on disk: this route needs the Node.js runtime, not Edge.
 export const runtime = 'nodejs';

@@ -10,7 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { createReceiver, deferContinue, nodeHandler, type Receiver } from '../packages/mediahook/src/receiver/index.ts';
+import { createReceiver, deferContinue, nodeHandler, type Receiver } from 'mediahook';
 
 export interface ExampleOptions {
   /** Where result files and the receipts database go. Default `./callbacks`. */

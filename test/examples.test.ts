@@ -16,7 +16,15 @@ import * as expressExample from '../examples/express.ts';
 import * as fastifyExample from '../examples/fastify.ts';
 import * as honoExample from '../examples/hono.ts';
 import * as nodeExample from '../examples/node-http.ts';
-import { expectFile, jpegBytes, newSecret, send, tempDir, type Wire, wire } from '../packages/mediahook/test/receiver/helpers.ts';
+import {
+  expectFile,
+  jpegBytes,
+  newSecret,
+  send,
+  tempDir,
+  type Wire,
+  wire,
+} from '../packages/mediahook/test/receiver/helpers.ts';
 
 const run = promisify(execFile);
 
