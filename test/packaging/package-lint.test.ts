@@ -1,0 +1,42 @@
+/**
+ * The tarballs as the package linters see them: @arethetypeswrong/cli with the node16 profile
+ * (a CommonJS caller resolving to ESM is expected: `require()` of it works on Node 20.19+, as
+ * install.test.ts shows) and publint in strict mode.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { packedTarballs, type PackageName, ROOT } from './packed.ts';
+
+const exec = promisify(execFile);
+const bin = (name: string) => join(ROOT, 'node_modules/.bin', name);
+
+describe.each(['mediahook', 'server'] satisfies PackageName[])('the %s tarball', (name) => {
+  it('passes @arethetypeswrong/cli --profile node16', { timeout: 120_000 }, async () => {
+    const tarball = (await packedTarballs())[name];
+    const args = [
+      tarball,
+      '--profile',
+      'node16',
+      '--ignore-rules',
+      'cjs-resolves-to-esm',
+      '--format',
+      'json',
+    ];
+    const { stdout } = await exec(bin('attw'), args).catch((error: { stdout: string }) => error);
+    const { analysis } = JSON.parse(stdout) as {
+      analysis: { problems: { kind: string; resolutionKind?: string }[] };
+    };
+    const problems = analysis.problems.filter(
+      (problem) => problem.kind !== 'CJSResolvesToESM' && problem.resolutionKind !== 'node10',
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('passes publint --strict', { timeout: 120_000 }, async () => {
+    const tarball = (await packedTarballs())[name];
+    const { stdout } = await exec(bin('publint'), ['run', tarball, '--strict']);
+    expect(stdout).toContain('All good!');
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * The two packages as npm publishes them, and throw-away projects that install them from the
+ * tarballs as a user would. Packing and installing are shared by every test file of a run (the
+ * first to ask does the work under a lock, the others wait) and kept for later runs, keyed by
+ * the hash of what goes into the tarballs: built packages that did not change are not packed
+ * or installed again.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PACKAGES = { mediahook: 'packages/mediahook', server: 'packages/server' } as const;
+export type PackageName = keyof typeof PACKAGES;
+
+/** How long a lock may be held before another process takes it over (a killed run's). */
+const STALE_LOCK_MS = 15 * 60 * 1000;
+
+/** Every file under `dir`, relative to it, sorted; a missing directory has none. */
+async function filesUnder(dir: string): Promise<string[]> {
+  if (!existsSync(dir)) return [];
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/**
+ * The hash of what the tarballs are made from: built files, manifests, docs, and the
+ * repository's README and LICENSE (the copies `pack-files.js` makes are left out).
+ */
+async function contentKey(): Promise<string> {
+  const hash = createHash('sha256');
+  const add = async (path: string) => {
+    hash.update(`${relative(ROOT, path)}\0`);
+    hash.update(await readFile(path));
+  };
+  await add(join(ROOT, 'LICENSE'));
+  await add(join(ROOT, 'README.md'));
+  for (const [name, path] of Object.entries(PACKAGES)) {
+    const dir = join(ROOT, path);
+    const own = ['package.json', 'CHANGELOG.md', ...(name === 'mediahook' ? [] : ['README.md'])];
+    for (const file of own) await add(join(dir, file));
+    for (const sub of ['dist', 'docs']) {
+      for (const file of await filesUnder(join(dir, sub))) await add(join(dir, sub, file));
+    }
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * Runs `work` once for `dir` across processes: the first caller does it while holding
+ * `dir.lock`, writes `dir/done`, and every later caller only waits for that.
+ */
+async function once(dir: string, work: () => Promise<void>): Promise<void> {
+  const done = join(dir, 'done');
+  const lock = `${dir}.lock`;
+  for (;;) {
+    if (existsSync(done)) return;
+    try {
+      await mkdir(lock, { recursive: false });
+    } catch {
+      const held = await stat(lock).catch(() => null);
+      if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) await rm(lock, { recursive: true, force: true });
+      await sleep(250);
+      continue;
+    }
+    try {
+      if (existsSync(done)) return;
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true });
+      await work();
+      await writeFile(done, '');
+      return;
+    } finally {
+      await rm(lock, { recursive: true, force: true });
+    }
+  }
+}
+
+let keyed: Promise<string> | undefined;
+
+/** This build's directory under `.tmp/packaging`, where its tarballs and projects go. */
+function buildDir(): Promise<string> {
+  keyed ??= contentKey().then((key) => join(ROOT, '.tmp', 'packaging', key));
+  return keyed;
+}
+
+export type Tarballs = Record<PackageName, string>;
+
+/**
+ * Both packages packed as `npm publish` would: the package's own `prepack` adds the README and
+ * LICENSE, the build having run before the tests (`npm test` builds first).
+ */
+export async function packedTarballs(): Promise<Tarballs> {
+  const dir = join(await buildDir(), 'tarballs');
+  await once(dir, async () => {
+    for (const path of Object.values(PACKAGES)) {
+      await run('node', [join(ROOT, 'scripts/pack-files.js')], { cwd: join(ROOT, path) });
+    }
+    await run('npm', ['pack', '--workspaces', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT });
+  });
+  const names = await readdir(dir);
+  const find = (prefix: string) => {
+    const name = names.find((file) => file.startsWith(prefix) && file.endsWith('.tgz'));
+    if (!name) throw new Error(`no ${prefix}*.tgz in ${dir}`);
+    return join(dir, name);
+  };
+  return { mediahook: find('mediahook-0'), server: find('mediahook-server-') };
+}
+
+/** A throw-away project: `mediahook` alone (a receiving app), or both packages (an operator). */
+export type ProjectKind = 'receiver' | 'operator';
+
+const CONTENTS: Record<ProjectKind, readonly PackageName[]> = {
+  receiver: ['mediahook'],
+  operator: ['mediahook', 'server'],
+};
+
+/**
+ * The directory of a throw-away ESM project (`"type": "module"`) that installed the tarballs
+ * with npm, install scripts and all, from the registry's packages for the server's
+ * dependencies (npm's cache first).
+ */
+export async function installedProject(kind: ProjectKind): Promise<string> {
+  const tarballs = await packedTarballs();
+  const dir = join(await buildDir(), `project-${kind}`);
+  await once(dir, async () => {
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: `throwaway-${kind}`, private: true, type: 'module' }, null, 2),
+    );
+    const specs = CONTENTS[kind].map((name) => tarballs[name]);
+    await run('npm', ['install', ...specs, '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: dir,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  });
+  return dir;
+}

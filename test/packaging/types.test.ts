@@ -1,0 +1,143 @@
+/**
+ * A TypeScript project that installed the `mediahook` tarball type-checks its app with the
+ * settings people have: `tsc --init`'s as generated, `module: nodenext`, `moduleResolution:
+ * bundler`, and `strict: false`, each with `skipLibCheck: false`, so that mediahook's own
+ * declarations are checked too. No framework's types are installed: the adapters need none.
+ */
+import { execFile } from 'node:child_process';
+import { cp, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../packages/mediahook/test/receiver/helpers.ts';
+import { installedProject, ROOT } from './packed.ts';
+
+const exec = promisify(execFile);
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+
+const APP = `
+import { createServer } from 'node:http';
+import {
+  type Callback,
+  createReceiver,
+  memorySink,
+  MemoryReceiptStore,
+  nodeHandler,
+  type ReceivedSuccess,
+  webHandler,
+} from 'mediahook';
+import { decodeCallback, encodeCallback, signBody } from 'mediahook/protocol';
+import { expressHandler } from 'mediahook/express';
+import { fastifyReceiver } from 'mediahook/fastify';
+import { honoHandler } from 'mediahook/hono';
+
+const secret: string | undefined = process.env['WEBHOOK_SECRET'];
+const idleTimeoutMs: number | undefined = process.env['IDLE'] ? Number(process.env['IDLE']) : undefined;
+const receiver = createReceiver({
+  out: './callbacks',
+  secret,
+  onSuccess: (callback: ReceivedSuccess) => console.log(callback.file.path),
+  onError: (callback) => console.log(callback.message),
+});
+const handler = nodeHandler(receiver, { idleTimeoutMs });
+createServer(handler).on('checkContinue', handler.checkContinue);
+export const routes = [expressHandler(receiver), honoHandler(receiver), webHandler(receiver, { idleTimeoutMs })];
+export const plugin = fastifyReceiver;
+export const inMemory = createReceiver({ sink: memorySink(), store: new MemoryReceiptStore() });
+
+export async function roundTrip(): Promise<string> {
+  const encoded = await encodeCallback({
+    family: 'A',
+    event: 'error',
+    status: 'failed',
+    id_gen: 'op-1',
+    time_gen: new Date().toISOString(),
+    message: 'no result',
+  });
+  const decoded: Callback = await decodeCallback(encoded.body(), encoded.contentType, { family: undefined });
+  return decoded.id_gen + signBody;
+}
+`;
+
+/** Settings as `tsc --init` (TypeScript 5.9) writes them, but for skipLibCheck. */
+const TSC_INIT = {
+  module: 'nodenext',
+  target: 'esnext',
+  types: [],
+  sourceMap: true,
+  declaration: true,
+  declarationMap: true,
+  noUncheckedIndexedAccess: true,
+  exactOptionalPropertyTypes: true,
+  strict: true,
+  jsx: 'react-jsx',
+  verbatimModuleSyntax: true,
+  isolatedModules: true,
+  noUncheckedSideEffectImports: true,
+  moduleDetection: 'force',
+  skipLibCheck: false,
+};
+
+const SETTINGS: Record<string, Record<string, unknown>> = {
+  'tsc --init': TSC_INIT,
+  'module: nodenext': { module: 'nodenext', target: 'es2022', strict: true, skipLibCheck: false },
+  'moduleResolution: bundler': {
+    module: 'esnext',
+    moduleResolution: 'bundler',
+    target: 'es2022',
+    lib: ['es2023'],
+    types: ['node'],
+    strict: true,
+    skipLibCheck: false,
+  },
+  'strict: false': { module: 'nodenext', target: 'es2022', strict: false, skipLibCheck: false },
+};
+
+describe('a consumer type-checking an app against the installed mediahook', () => {
+  it.each(Object.entries(SETTINGS))(
+    'reports no error with %s',
+    { timeout: 10 * 60_000 },
+    async (_name, options) => {
+      const installed = await installedProject('receiver');
+      const dir = await tempDir();
+      await mkdir(join(dir, 'node_modules/@types'), { recursive: true });
+      await cp(join(installed, 'node_modules/mediahook'), join(dir, 'node_modules/mediahook'), {
+        recursive: true,
+      });
+      // @types/node only, as every TypeScript project on Node has it: no framework's types.
+      await symlink(join(ROOT, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'), 'dir');
+      await symlink(join(ROOT, 'node_modules/undici-types'), join(dir, 'node_modules/undici-types'), 'dir');
+      await writeFile(
+        join(dir, 'package.json'),
+        JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+      );
+      await writeFile(join(dir, 'app.ts'), APP);
+      await writeFile(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: { ...options, noEmit: true }, files: ['app.ts'] }, null, 2),
+      );
+      const checked = await exec(process.execPath, [TSC, '-p', dir, '--listFilesOnly'], { cwd: dir });
+      // The framework packages are not there, and nothing asked for them.
+      expect(checked.stdout).not.toMatch(/node_modules\/(express|fastify|hono|@types\/express)\//);
+      expect(checked.stdout).toContain('node_modules/mediahook/dist/index.d.ts');
+      const result = await exec(process.execPath, [TSC, '-p', dir], { cwd: dir }).then(
+        () => '',
+        (error: { stdout?: string }) => error.stdout ?? String(error),
+      );
+      expect(result).toBe('');
+    },
+  );
+
+  it('names no framework and no node:sqlite in any declaration it ships', async () => {
+    const installed = await installedProject('receiver');
+    const dist = join(installed, 'node_modules/mediahook/dist');
+    const declarations = (await readdir(dist, { recursive: true })).filter((file) => file.endsWith('.d.ts'));
+    expect(declarations.length).toBeGreaterThan(10);
+    for (const file of declarations) {
+      const text = await readFile(join(dist, file), 'utf8');
+      expect(text, file).not.toMatch(
+        /(?:from|import\(|types=)\s*['"](?:express|fastify|hono|@hono\/[^'"]*|node:sqlite)['"]/,
+      );
+    }
+  });
+});
