@@ -1,5 +1,9 @@
 import { randomFillSync } from 'node:crypto';
-import { type EncodedCallback, encodeCallback, randomBoundary } from '../packages/mediahook/src/protocol/index.ts';
+import {
+  type EncodedCallback,
+  encodeCallback,
+  randomBoundary,
+} from '../packages/mediahook/src/protocol/index.ts';
 
 /** Size of each chunk fed to a decoder: what a socket typically hands over. */
 export const CHUNK_BYTES = 64 * 1024;

@@ -7,7 +7,12 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { uuidv7Generator } from '../packages/mediahook/src/protocol/uuidv7.ts';
-import { type CircuitPolicy, endpointKeyOf, type Settlement, type Store } from '../packages/server/src/store/index.ts';
+import {
+  type CircuitPolicy,
+  endpointKeyOf,
+  type Settlement,
+  type Store,
+} from '../packages/server/src/store/index.ts';
 import { type Backend, openOutbox, type Outbox, POSTGRES_URL } from './deliver-outbox.ts';
 import { median } from './harness.ts';
 

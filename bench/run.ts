@@ -21,6 +21,7 @@ const SUITES: Record<string, () => Promise<{ suite: Suite }>> = {
   decode: () => import('./decode.ts'),
   receive: () => import('./receive.ts'),
   deliver: () => import('./deliver.ts'),
+  package: () => import('./package.ts'),
 };
 
 const RESULTS = new URL('./results.json', import.meta.url);
