@@ -2,18 +2,17 @@
  * The SHA-256 of a result file as it streams through the decoder. Small files are hashed in
  * place (as they arrive when known to be small, else at the end); a large one is hashed on a
  * thread, in 1 MiB batches, while the event loop goes on receiving: on a 256 MiB upload,
- * hashing took as much of the loop as all the rest.
+ * hashing took as much of the loop as all the rest. Where the runtime has no threads (Workers),
+ * every file is hashed in place.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 
 /** Files up to this size are hashed in place; the thread's round trip would cost more. */
 const IN_PLACE_BYTES = 1024 * 1024;
 const BATCH_BYTES = 1024 * 1024;
 /** Bytes of one file handed to the thread and not hashed yet, before the decoder must wait. */
 const MAX_BACKLOG_BYTES = 8 * BATCH_BYTES;
-
-const THREAD = new URL('./sha256-thread.js', import.meta.url);
 
 interface Job {
   /** `length` bytes were hashed; `buffer`, the batch they came in, is free again. */
@@ -24,12 +23,25 @@ interface Job {
 
 type ThreadMessage = { job: number; hashed: number; bytes: ArrayBuffer } | { job: number; digest: string };
 
+/** Whether the runtime can start the thread; false once it could not. */
+let threadsWork = true;
+
 /** One hashing thread per process, shared by every file being hashed; started on first use. */
 class Sha256Thread {
   static #shared: Sha256Thread | null = null;
 
-  static get(): Sha256Thread {
-    Sha256Thread.#shared ??= new Sha256Thread();
+  /** The thread, or null where the runtime cannot start one. */
+  static get(): Sha256Thread | null {
+    if (Sha256Thread.#shared || !threadsWork) return Sha256Thread.#shared;
+    // Looked up, not imported: a module that imports node:worker_threads does not even load
+    // where the runtime lacks it.
+    const threads = globalThis.process?.getBuiltinModule?.('node:worker_threads');
+    try {
+      if (!threads) throw new Error('no node:worker_threads');
+      Sha256Thread.#shared = new Sha256Thread(threads.Worker);
+    } catch {
+      threadsWork = false;
+    }
     return Sha256Thread.#shared;
   }
 
@@ -37,9 +49,9 @@ class Sha256Thread {
   readonly #jobs = new Map<number, Job>();
   #nextJob = 1;
 
-  private constructor() {
+  private constructor(Thread: typeof Worker) {
     // No loaders (tsx, vitest's): the thread is plain JavaScript.
-    this.#worker = new Worker(THREAD, { execArgv: [] });
+    this.#worker = new Thread(new URL('./sha256-thread.js', import.meta.url), { execArgv: [] });
     // The thread keeps the process alive only while a file is being hashed on it.
     this.#worker.unref();
     this.#worker.on('message', (message: ThreadMessage) => {
@@ -126,7 +138,7 @@ export class FileDigest {
     if (maxBytes === undefined || !Number.isFinite(maxBytes) || maxBytes < 0) return;
     // Copying a small file to hash it at the end doubles the buffers every callback allocates,
     // which is what makes V8 run full collections under load.
-    if (maxBytes <= IN_PLACE_BYTES) this.#inPlace = createHash('sha256');
+    if (maxBytes <= IN_PLACE_BYTES || !Sha256Thread.get()) this.#inPlace = createHash('sha256');
     else this.#startThread();
   }
 
@@ -140,6 +152,10 @@ export class FileDigest {
       if (this.#smallBytes + chunk.length <= IN_PLACE_BYTES) {
         this.#small.push(Buffer.from(chunk));
         this.#smallBytes += chunk.length;
+        return;
+      }
+      if (!Sha256Thread.get()) {
+        this.#hashInPlace(chunk);
         return;
       }
       this.#startThread();
@@ -187,8 +203,17 @@ export class FileDigest {
     this.#small = null;
     this.#inPlace = null;
     this.#failure ??= new Error('the digest was abandoned');
-    if (this.#job !== null) Sha256Thread.get().drop(this.#job);
+    if (this.#job !== null) Sha256Thread.get()?.drop(this.#job);
     this.#wake();
+  }
+
+  /** Goes on hashing in place, from the copies kept so far, where no thread can be had. */
+  #hashInPlace(chunk: Uint8Array): void {
+    const hash = createHash('sha256');
+    for (const kept of this.#small ?? []) hash.update(kept);
+    this.#small = null;
+    hash.update(chunk);
+    this.#inPlace = hash;
   }
 
   #startThread(): void {
@@ -199,7 +224,7 @@ export class FileDigest {
     });
     // Awaited by digest(); a failure before that must not be an unhandled rejection.
     this.#result.catch(() => {});
-    this.#job = Sha256Thread.get().open({
+    this.#job = Sha256Thread.get()!.open({
       hashed: (length, buffer) => {
         this.#hashed += length;
         if (buffer.byteLength === BATCH_BYTES) this.#free.push(buffer);
@@ -222,7 +247,7 @@ export class FileDigest {
     this.#batch = null;
     this.#filled = 0;
     this.#sent += length;
-    Sha256Thread.get().send(this.#job!, buffer, length, end);
+    Sha256Thread.get()!.send(this.#job!, buffer, length, end);
   }
 
   #wake(): void {
