@@ -6,7 +6,7 @@ import { ReceiverError } from './receiver-error.ts';
 /** How a receiver claims the callbacks it handles in a store shared with other processes. */
 export interface ClaimSettings {
   /** This receiver, as the holder of its claims. */
-  holder: string;
+  readonly holder: string;
   /** How long a claim lasts without renewal: how soon a dead holder's claim can be taken over. */
   ttlMs: number;
   /** How long a copy waits for another holder's claim before it is answered `in_progress`. */
@@ -30,14 +30,22 @@ export function claimSettingsOf(options: {
   if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) throw new TypeError('claimTtlMs must be a positive number');
   if (!(waitMs >= 0) || !Number.isFinite(waitMs)) throw new TypeError('claimWaitMs must be 0 or more');
   // Random per receiver: two receivers, even in one process, never take each other's claims.
-  return { holder: randomUUID(), ttlMs, waitMs };
+  // Drawn on first use: a Worker may not draw random values while its module loads.
+  let holder: string | undefined;
+  return {
+    get holder() {
+      return (holder ??= randomUUID());
+    },
+    ttlMs,
+    waitMs,
+  };
 }
 
 /**
  * Runs `work` (the handler and the receipt) while holding the claim on `idGen`, or answers the
  * receipt already recorded for it, or recorded meanwhile. A claim held elsewhere is waited for
- * until it is released, lapses, or ends in a receipt; the wait ends with `aborted` when `signal`
- * fires (the sender is gone) and with `in_progress` after `waitMs`. While `work` runs the claim
+ * until it is released, lapses, or ends in a receipt; the wait ends with `aborted` when the
+ * request's `signal` fires (the sender is gone) and with `in_progress` after `waitMs`. While `work` runs the claim
  * is renewed every third of its lifetime; if `work` fails the claim is released, so that a
  * redelivery is handled as new. `work` must record the receipt, which drops the claim.
  *
@@ -48,7 +56,7 @@ export async function underClaim<T>(
   store: ReceiptStore,
   idGen: string,
   settings: ClaimSettings,
-  signal: AbortSignal | undefined,
+  request: { readonly signal?: AbortSignal },
   work: () => Promise<T>,
 ): Promise<T | { duplicateOf: Receipt }> {
   if (!hasClaims(store)) {
@@ -68,7 +76,7 @@ export async function underClaim<T>(
         `another receiver is still handling a copy of this callback after ${settings.waitMs} ms; send it again later`,
       );
     }
-    await sleep(Math.min(pause, left), signal);
+    await sleep(Math.min(pause, left), request.signal);
   }
   const stop = keepAlive(store, idGen, settings);
   try {
@@ -112,8 +120,9 @@ function keepAlive(store: ReceiptClaims, idGen: string, settings: ClaimSettings)
         () => undefined,
       );
   }, settings.ttlMs / 3);
-  // A slow handler keeps the process alive by itself; its renewals need not.
-  timer.unref();
+  // A slow handler keeps the process alive by itself; its renewals need not. (Workers' timers
+  // before 2026-02 are numbers.)
+  timer.unref?.();
   return () => {
     stopped = true;
     clearInterval(timer);

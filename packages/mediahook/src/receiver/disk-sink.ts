@@ -20,8 +20,14 @@ const WRITEBACK_BYTES = 16 * 1024 * 1024;
  * process, unguessable from outside it, and one random draw (about 10 µs here) fewer per file;
  * the exclusive open (`wx`) still refuses a name that exists.
  */
-const TEMP_PREFIX = `.incoming-${randomBytes(9).toString('base64url')}`;
+let tempPrefix: string | undefined;
 let tempCounter = 0;
+
+/** A new temporary name; the prefix is drawn on first use, as a Worker may not draw it on load. */
+function temporaryName(): string {
+  tempPrefix ??= `.incoming-${randomBytes(9).toString('base64url')}`;
+  return `${tempPrefix}-${(tempCounter++).toString(36)}.part`;
+}
 
 /**
  * Removes the temporary files of uploads that no process is writing any more: a receiver
@@ -164,7 +170,7 @@ export class DiskSink implements FileSink {
   #gone = false;
 
   constructor(directory: string) {
-    this.tempPath = join(directory, `${TEMP_PREFIX}-${(tempCounter++).toString(36)}.part`);
+    this.tempPath = join(directory, temporaryName());
   }
 
   /** Bytes given to `write` so far, whether or not they have reached the file yet. */

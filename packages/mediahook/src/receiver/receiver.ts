@@ -277,7 +277,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     }
   }
 
-  async function accept(callback: Callback<FileSink>, disk: DiskSink | undefined, signal?: AbortSignal) {
+  async function accept(callback: Callback<FileSink>, disk: DiskSink | undefined, request: ReceiverRequest) {
     const id = callback.id_gen;
     // Concurrent repeats: wait for the one in flight, then look again.
     for (let waiters = inflight.get(id); waiters; waiters = inflight.get(id)) {
@@ -289,7 +289,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     const waiters: (() => void)[] = [];
     inflight.set(id, waiters);
     try {
-      const result = await underClaim(store, id, claim, signal, () => process(callback, disk));
+      const result = await underClaim(store, id, claim, request, () => process(callback, disk));
       if ('duplicateOf' in result) await disk?.abort();
       return result;
     } finally {
@@ -359,7 +359,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
       try {
         if (request.failure !== undefined) throw failureOf(request, secrets, options.toleranceSeconds);
         const decoded = await decode(request, sinks);
-        const result = await accept(decoded, sinks[0], request.signal);
+        const result = await accept(decoded, sinks[0], request);
         const duplicate = 'duplicateOf' in result;
         if ('duplicateOf' in result) {
           receipt = result.duplicateOf;

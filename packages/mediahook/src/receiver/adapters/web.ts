@@ -60,7 +60,10 @@ export async function answerWebRequest(
     header: (name) => request.headers.get(name) ?? undefined,
     body,
     failure,
-    signal: request.signal,
+    // Read only if a copy must wait for another process: Deno warns on the first read.
+    get signal() {
+      return request.signal;
+    },
   });
   const headers = new Headers(response.headers);
   if (response.closeConnection) headers.set('connection', 'close');
