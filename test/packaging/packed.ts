@@ -3,13 +3,14 @@
  * tarballs as a user would. Packing and installing are shared by every test file of a run (the
  * first to ask does the work under a lock, the others wait) and kept for later runs, keyed by
  * the hash of what goes into the tarballs: built packages that did not change are not packed
- * or installed again.
+ * or installed again (under the system's temporary directory).
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -63,6 +64,7 @@ async function contentKey(): Promise<string> {
 async function once(dir: string, work: () => Promise<void>): Promise<void> {
   const done = join(dir, 'done');
   const lock = `${dir}.lock`;
+  await mkdir(dirname(dir), { recursive: true });
   for (;;) {
     if (existsSync(done)) return;
     try {
@@ -88,10 +90,29 @@ async function once(dir: string, work: () => Promise<void>): Promise<void> {
 
 let keyed: Promise<string> | undefined;
 
-/** This build's directory under `.tmp/packaging`, where its tarballs and projects go. */
+/**
+ * This build's directory, where its tarballs and projects go: outside the repository, so that
+ * nothing in the projects resolves to the repository's own node_modules.
+ */
 function buildDir(): Promise<string> {
-  keyed ??= contentKey().then((key) => join(ROOT, '.tmp', 'packaging', key));
+  keyed ??= contentKey().then(async (key) => {
+    const parent = join(tmpdir(), 'mediahook-packaging');
+    await pruneOlderBuilds(parent, key);
+    return join(parent, key);
+  });
   return keyed;
+}
+
+/** Builds not used for a day are removed: an operator's project alone is over 100 MB. */
+async function pruneOlderBuilds(parent: string, keep: string): Promise<void> {
+  const names = await readdir(parent).catch(() => [] as string[]);
+  for (const name of names) {
+    if (name.startsWith(keep)) continue;
+    const info = await stat(join(parent, name)).catch(() => null);
+    if (info && Date.now() - info.mtimeMs > 24 * 60 * 60 * 1000) {
+      await rm(join(parent, name), { recursive: true, force: true });
+    }
+  }
 }
 
 export type Tarballs = Record<PackageName, string>;

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { tempDir } from '../receiver/helpers.ts';
+import { tempDir } from '../../packages/mediahook/test/receiver/helpers.ts';
 import {
   RUNTIME_NAMES,
   RUNTIME_TOOLS,
