@@ -1,4 +1,3 @@
-import { isTlsErrorCode } from '../delivery/callback-sender.ts';
 import {
   type CliIo,
   type Command,
@@ -11,6 +10,7 @@ import {
 } from './command.ts';
 import { type ConformanceCase, conformanceCases } from './conformance-cases.ts';
 import { displayUrl, PostError, type PostResult, postCallback } from './post-callback.ts';
+import { isTlsErrorCode } from './tls-error.ts';
 
 const USAGE = `Usage: mediahook check URL [--secret whsec_…] [--json] [--timeout 10s]
 
