@@ -107,9 +107,6 @@ export interface CheckRun {
   unsent: number;
 }
 
-/** Timeouts: a receiver that let one request wait this long would make each of the rest wait too. */
-const TIMEOUT_CODE = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
 /**
  * Why a request that got no answer should stop the check, or undefined when the next case may
  * fare otherwise (a connection closed on one body says nothing of the next).
@@ -118,7 +115,8 @@ function stopsTheCheck(error: PostError): string | undefined {
   const code = error.code ?? '';
   // OpenSSL's messages span lines; a row's reason is one.
   if (isTlsErrorCode(code)) return `the TLS handshake failed: ${error.message.replace(/\s+/g, ' ').trim()}`;
-  if (TIMEOUT_CODE.has(code)) return error.message;
+  // A receiver that let one request wait this long would make each of the rest wait too.
+  if (error.timedOut) return error.message;
   return undefined;
 }
 
