@@ -4,6 +4,12 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+const NODE_BUILTIN_BY_BARE_NAME = {
+  regex:
+    '^(assert|buffer|child_process|crypto|dns|events|fs|http|https|net|os|path|stream|tls|url|util|zlib)(/.*)?$',
+  message: 'import Node built-ins by their node: name',
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'coverage/', 'test-artifacts/', '.tmp/', '.data/'] },
   js.configs.recommended,
@@ -16,13 +22,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          patterns: [
-            {
-              regex:
-                '^(assert|buffer|child_process|crypto|dns|events|fs|http|https|net|os|path|stream|tls|url|util|zlib)(/.*)?$',
-              message: 'import Node built-ins by their node: name',
-            },
-          ],
+          patterns: [NODE_BUILTIN_BY_BARE_NAME],
         },
       ],
       'no-control-regex': 'off',
@@ -37,6 +37,26 @@ export default tseslint.config(
         {
           patterns: [
             { regex: '^\\.\\./(?!protocol/)', message: 'src/protocol imports nothing outside itself' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // send and check ship in a package with no runtime dependencies, which the server's
+    // package depends on: Node built-ins and the protocol only, nothing of the server's.
+    files: ['src/cli/{send,check,conformance-cases,tls-error,post-callback,post-error,post-exchange}.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            NODE_BUILTIN_BY_BARE_NAME,
+            { regex: '^undici(/.*)?$', message: 'send and check use node:http, with no dependencies' },
+            {
+              regex: '^\\.\\./(delivery|service|store)/',
+              message: 'the server side depends on the CLI, not back',
+            },
           ],
         },
       ],
