@@ -32,10 +32,7 @@ export default tseslint.config(
         {
           patterns: [
             NODE_BY_NAME,
-            {
-              regex: '^(@mediahook/server|express|fastify|hono)(/.*)?$',
-              message: 'mediahook has no dependencies',
-            },
+            { regex: '^(?!node:|\\.)', message: 'mediahook has no dependencies: Node built-ins only' },
             { regex: '(^|/)server/', message: 'mediahook does not reach into the server package' },
           ],
         },

@@ -10,6 +10,7 @@ import {
 } from './command.ts';
 import { type ConformanceCase, conformanceCases } from './conformance-cases.ts';
 import { displayUrl, PostError, type PostResult, postCallback } from './post-callback.ts';
+import { isTlsErrorCode } from './tls-error.ts';
 
 const USAGE = `Usage: mediahook check URL [--secret whsec_…] [--json] [--timeout 10s]
 
@@ -106,9 +107,6 @@ export interface CheckRun {
   unsent: number;
 }
 
-/** Timeouts: a receiver that let one request wait this long would make each of the rest wait too. */
-const TIMEOUT_CODE = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
 /**
  * Why a request that got no answer should stop the check, or undefined when the next case may
  * fare otherwise (a connection closed on one body says nothing of the next).
@@ -117,7 +115,8 @@ function stopsTheCheck(error: PostError): string | undefined {
   const code = error.code ?? '';
   // OpenSSL's messages span lines; a row's reason is one.
   if (isTlsErrorCode(code)) return `the TLS handshake failed: ${error.message.replace(/\s+/g, ' ').trim()}`;
-  if (TIMEOUT_CODE.has(code)) return error.message;
+  // A receiver that let one request wait this long would make each of the rest wait too.
+  if (error.timedOut) return error.message;
   return undefined;
 }
 
@@ -245,9 +244,3 @@ export const checkCommand: Command = {
     return conforms ? 0 : 1;
   },
 };
-
-const TLS_ERROR_CODE =
-  /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|CERT_|INVALID_CA|PATH_LENGTH_EXCEEDED|HOSTNAME_MISMATCH)/;
-function isTlsErrorCode(code: unknown): boolean {
-  return typeof code === 'string' && TLS_ERROR_CODE.test(code);
-}

@@ -32,5 +32,6 @@ export {
 export { type DurationLimits, formatDuration, parseDuration, parseDurationList } from './duration.ts';
 export { main } from './main.ts';
 export { untilSignal } from './signals.ts';
+export { isTlsErrorCode } from './tls-error.ts';
 export { listenLineOf, type ListenRecord, listenRecordOf } from '../web/listen-record.ts';
 export { createListenServer, type ListenServer, type ListenServerOptions } from '../web/listen-server.ts';

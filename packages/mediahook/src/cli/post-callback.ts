@@ -1,11 +1,9 @@
-import { STATUS_CODES } from 'node:http';
-import { Readable } from 'node:stream';
-import { Agent, request } from 'undici';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { EncodedCallback } from '../protocol/index.ts';
-import { connectorWithDeadline } from './connect-deadline.ts';
-import { userAgent } from '../protocol/version.ts';
-import { formatDuration } from './duration.ts';
-import { formatBytes } from './progress.ts';
+import { describeFailure } from './post-error.ts';
+import { Exchange } from './post-exchange.ts';
+
+export { PostError, type PostFailureCode } from './post-error.ts';
 
 /** How much of a receiver's answer is kept for display; the rest is not read. */
 export const BODY_PREVIEW_BYTES = 8 * 1024;
@@ -53,11 +51,11 @@ export interface PostOptions {
   /** Time to open the connection (TCP and TLS). */
   connectTimeoutMs: number;
   /**
-   * Time the receiver may stop reading the upload, or take to answer once the body is sent,
-   * or pause while sending its answer.
+   * Time the receiver may stop reading the upload, or take to answer once the body is sent;
+   * and, once the status came, the longest the rest of the answer is waited for.
    */
   responseTimeoutMs: number;
-  /** Called as bytes are handed to the socket, with the running total. */
+  /** Called as the socket takes bytes of the body, with the running total. */
   onProgress?: ((sent: number) => void) | undefined;
   /** Bytes of the answer to keep; {@link BODY_PREVIEW_BYTES} by default. */
   previewBytes?: number | undefined;
@@ -65,7 +63,7 @@ export interface PostOptions {
 
 export interface PostResult {
   statusCode: number;
-  /** The standard reason phrase for the code (HTTP/1.1 reason phrases are not exposed). */
+  /** The receiver's reason phrase, or the standard one for the code when it gave none. */
   statusText: string;
   headers: Record<string, string | string[] | undefined>;
   /** The Location of a 3xx answer (never followed), else null. */
@@ -76,46 +74,20 @@ export interface PostResult {
   bodyTruncated: boolean;
   /** True when the answer's body was still coming a whole response timeout after its status. */
   bodyLate: boolean;
-  /** Request body bytes handed to the socket. */
+  /** True when the connection closed before the answer's body was complete. */
+  bodyCut: boolean;
+  /** Request body bytes the socket took. */
   bytesSent: number;
   durationMs: number;
-}
-
-/** Failures before a connection was open: nothing there, or no way to it. */
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-/** A callback that got no HTTP answer: the connection failed, timed out or was cut. */
-export class PostError extends Error {
-  override readonly name = 'PostError';
-  /** True when no connection could be opened at all (refused, unresolvable, no route). */
-  get unreachable(): boolean {
-    return this.code !== undefined && UNREACHABLE.has(this.code);
-  }
-  constructor(
-    message: string,
-    /** The undici or system error code, such as `ECONNREFUSED` or `UND_ERR_HEADERS_TIMEOUT`. */
-    readonly code: string | undefined,
-    readonly bytesSent: number,
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-  }
 }
 
 /**
  * POSTs an encoded callback the way the service does: Content-Length known up front, the body
  * streamed (never held whole), redirects not followed, `User-Agent: mediahook/<version>`.
- * Credentials in the URL are sent as Basic authorization, since undici would drop them.
- * Resolves with any HTTP answer, whatever its status; rejects with a {@link PostError} when
- * there is none. Uses its own connection pool, closed before returning, so a CLI process
- * exits as soon as the answer is printed.
+ * Credentials in the URL are sent as Basic authorization. Resolves with any HTTP answer,
+ * whatever its status, even one given before the whole body was sent; rejects with a
+ * {@link PostError} when there is none. Each call opens a connection of its own and closes it
+ * before returning, so a CLI process exits as soon as the answer is printed.
  *
  * @example
  * const encoded = await encodeCallback({ family: 'A', event: 'error', status: 'error',
@@ -125,133 +97,78 @@ export class PostError extends Error {
  * console.log(result.statusCode, result.body.toString());
  */
 export async function postCallback(options: PostOptions): Promise<PostResult> {
-  const { url, encoded, onProgress } = options;
-  const agent = new Agent({
-    connect: connectorWithDeadline({ timeout: options.connectTimeoutMs }),
-    // undici arms this when the request starts and re-arms it whenever the socket drains, so
-    // it also catches a receiver that stops reading the upload.
-    headersTimeout: options.responseTimeoutMs,
-    bodyTimeout: options.responseTimeoutMs,
+  const { url, encoded } = options;
+  const { target, authorization } = splitCredentials(url);
+  const exchange = new Exchange({
+    encoded,
+    target,
+    headers: { ...options.headers, ...(authorization === undefined ? {} : { authorization }) },
+    connectTimeoutMs: options.connectTimeoutMs,
+    responseTimeoutMs: options.responseTimeoutMs,
+    onProgress: options.onProgress,
   });
   const started = performance.now();
-  let sent = 0;
-  let uploaded = false;
-  async function* counted(): AsyncGenerator<Buffer> {
-    for await (const chunk of encoded.body()) {
-      sent += chunk.length;
-      onProgress?.(sent);
-      yield chunk;
-    }
-    uploaded = true;
-  }
-  const { target, authorization } = splitCredentials(url);
   try {
-    const response = await request(target, {
-      method: 'POST',
-      dispatcher: agent,
-      headers: {
-        ...options.headers,
-        ...(authorization === undefined ? {} : { authorization }),
-        'content-type': encoded.contentType,
-        'content-length': String(encoded.contentLength),
-        'user-agent': userAgent(),
-      },
-      // Byte mode: undici writes each chunk as it comes, within the stream's small buffer.
-      body: Readable.from(counted(), { objectMode: false }),
-    });
+    const response = await exchange.start();
     const limit = options.previewBytes ?? BODY_PREVIEW_BYTES;
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let truncated = false;
-    // The status has decided: the answer's body is read for one more timeout at most, as one
-    // trickling a byte now and then (within the stall timeout) would otherwise hold on for hours.
-    let late = false;
-    const deadline = setTimeout(() => {
-      late = true;
-      response.body.destroy();
-    }, options.responseTimeoutMs);
-    try {
-      for await (const chunk of response.body) {
-        const bytes = chunk as Buffer;
-        if (kept + bytes.length > limit) {
-          chunks.push(bytes.subarray(0, limit - kept));
-          kept = limit;
-          truncated = true;
-          break; // leaving the loop destroys the rest of the answer unread
-        }
-        chunks.push(bytes);
-        kept += bytes.length;
-      }
-    } catch (error) {
-      if (!late) throw error;
-    } finally {
-      clearTimeout(deadline);
-    }
-    const { statusCode, headers } = response;
+    const answer = await readAnswer(response, limit, options.responseTimeoutMs);
+    const { statusCode = 0, headers } = response;
     const redirect = statusCode >= 300 && statusCode < 400;
     return {
       statusCode,
       // The receiver's own reason phrase when it gave one (HTTP/1.1 keeps it; it may be empty).
-      statusText: response.statusText || (STATUS_CODES[statusCode] ?? ''),
-      bodyLate: late,
+      statusText: response.statusMessage || (STATUS_CODES[statusCode] ?? ''),
       headers,
-      location: redirect && typeof headers['location'] === 'string' ? headers['location'] : null,
-      body: Buffer.concat(chunks),
-      bodyTruncated: truncated,
-      bytesSent: sent,
+      location: redirect && typeof headers.location === 'string' ? headers.location : null,
+      ...answer,
+      bytesSent: exchange.sent,
       durationMs: Math.round(performance.now() - started),
     };
   } catch (error) {
-    throw describeFailure(error, { url, sent, total: encoded.contentLength, uploaded, options });
+    throw describeFailure(error, {
+      url,
+      sent: exchange.sent,
+      total: encoded.contentLength,
+      connectTimeoutMs: options.connectTimeoutMs,
+      responseTimeoutMs: options.responseTimeoutMs,
+    });
   } finally {
-    await agent.destroy().catch(() => {});
+    exchange.close();
   }
 }
 
-interface FailureContext {
-  url: URL;
-  sent: number;
-  total: number;
-  uploaded: boolean;
-  options: PostOptions;
-}
+type Answer = Pick<PostResult, 'body' | 'bodyTruncated' | 'bodyLate' | 'bodyCut'>;
 
-function describeFailure(error: unknown, context: FailureContext): PostError {
-  const { url, sent, total, uploaded, options } = context;
-  const err = error as NodeJS.ErrnoException & { errors?: unknown[] };
-  // A host with several addresses fails with an AggregateError whose own message is empty.
-  const inner = err.message === '' && Array.isArray(err.errors) ? (err.errors[0] as Error | undefined) : err;
-  const detail = inner?.message || String(error);
-  const code = err.code;
-  const progress = `${formatBytes(sent)} of ${formatBytes(total)} sent`;
-  const timeout = formatDuration(options.responseTimeoutMs);
-  let message: string;
-  switch (code) {
-    case 'ECONNREFUSED':
-      message = `connection refused by ${url.host}`;
-      break;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      message = `cannot resolve the host ${url.hostname}`;
-      break;
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      message = `could not connect to ${url.host} within ${formatDuration(options.connectTimeoutMs)}`;
-      break;
-    case 'UND_ERR_HEADERS_TIMEOUT':
-      message = uploaded
-        ? `no answer within ${timeout} after the body was sent`
-        : `the receiver stopped reading the body for ${timeout} (${progress})`;
-      break;
-    case 'UND_ERR_BODY_TIMEOUT':
-      message = `the answer stalled for ${timeout}`;
-      break;
-    case 'UND_ERR_SOCKET':
-    case 'ECONNRESET':
-    case 'EPIPE':
-      message = `the connection closed before an answer (${progress}): ${detail}`;
-      break;
-    default:
-      message = detail;
-  }
-  return new PostError(message, code, sent, { cause: error });
+/**
+ * The start of an answer's body. The status has decided: the body is read for one more
+ * timeout at most, as one trickling a byte now and then would otherwise hold on for hours.
+ */
+function readAnswer(response: IncomingMessage, limit: number, timeoutMs: number): Promise<Answer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let done = false;
+    const finish = (how: Partial<Answer>) => {
+      if (done) return;
+      done = true;
+      clearTimeout(deadline);
+      const answer = { bodyTruncated: false, bodyLate: false, bodyCut: false, ...how };
+      resolve({ ...answer, body: Buffer.concat(chunks) });
+    };
+    const deadline = setTimeout(() => finish({ bodyLate: true }), timeoutMs);
+    response.on('data', (chunk: Buffer) => {
+      if (done) return;
+      if (chunk.length > limit - kept) {
+        chunks.push(chunk.subarray(0, limit - kept));
+        finish({ bodyTruncated: true }); // the rest is not read: the connection is closed
+        return;
+      }
+      chunks.push(chunk);
+      kept += chunk.length;
+    });
+    response.on('end', () => finish({}));
+    // Closed or reset before the end: what came is still the receiver's answer.
+    response.on('error', () => finish({ bodyCut: true }));
+    response.on('close', () => finish({ bodyCut: true }));
+  });
 }

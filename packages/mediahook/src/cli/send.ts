@@ -215,6 +215,7 @@ function printAnswer(result: PostResult, io: CliIo): void {
   io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   if (result.bodyTruncated) io.stdout.write(`… (answer cut after ${formatBytes(result.body.length)})\n`);
   else if (result.bodyLate) io.stdout.write(`… (the rest of the answer did not come within the timeout)\n`);
+  else if (result.bodyCut) io.stdout.write(`… (the connection closed before the rest of the answer)\n`);
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
@@ -280,7 +281,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       ...(result.location === null ? {} : { location: result.location }),
       durationMs: result.durationMs,
       body: displayBody(result.body, false),
-      bodyTruncated: result.bodyTruncated || result.bodyLate,
+      bodyTruncated: result.bodyTruncated || result.bodyLate || result.bodyCut,
     };
     io.stdout.write(jsonLine(record));
   } else {

@@ -16,12 +16,15 @@ export interface CliRun {
 export interface RunOptions {
   /** Pipes closed at once, before the command writes, as `| true` does to stdout. */
   closed?: ('stdout' | 'stderr')[];
+  /** Variables added to this process's environment. */
+  env?: Record<string, string>;
 }
 
 /** Runs `bin/mediahook` as a child process (through its shebang) and collects its output. */
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env, ...options.env };
+    const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     for (const name of options.closed ?? []) child[name].destroy();
     let stdout = '';
     let stderr = '';

@@ -370,6 +370,23 @@ describe('mediahook send: timeouts', () => {
       ]);
       expect(silent.code).toBe(1);
       expect(silent.stderr).toContain('no answer within 500ms after the body was sent');
+      const json = await runCli([
+        'send',
+        `${base}/quiet`,
+        '--family',
+        'A',
+        '--message',
+        'x',
+        '--timeout',
+        '500ms',
+        '--json',
+      ]);
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        ok: false,
+        status: null,
+        error: 'no answer within 500ms after the body was sent',
+        code: 'response_timeout',
+      });
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -9,6 +9,7 @@ import {
   secretKey,
   userAgent,
 } from 'mediahook/protocol';
+import { isTlsErrorCode } from 'mediahook/cli';
 import { parseRetryAfter } from './retry-policy.ts';
 import {
   checkWebhookUrl,
@@ -383,17 +384,4 @@ export function describeNetworkError(error: unknown): string {
       return `network_error: ${message}`;
     }
   }
-}
-
-/**
- * Node's codes for a TLS handshake that failed: its own (`ERR_TLS_…`), OpenSSL's (`ERR_SSL_…`,
- * such as a plain-HTTP port answering a handshake) and the certificate checks' (OpenSSL's
- * verify results: `DEPTH_ZERO_SELF_SIGNED_CERT`, `CERT_HAS_EXPIRED`, `UNABLE_TO_GET_ISSUER_CERT`, …).
- */
-const TLS_ERROR_CODE =
-  /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|CERT_|INVALID_CA|PATH_LENGTH_EXCEEDED|HOSTNAME_MISMATCH)/;
-
-/** Whether an error `code` is one of a failed TLS handshake (TLS_ERROR_CODE). */
-export function isTlsErrorCode(code: unknown): boolean {
-  return typeof code === 'string' && TLS_ERROR_CODE.test(code);
 }
