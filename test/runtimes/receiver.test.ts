@@ -22,7 +22,7 @@ import {
 } from '../../packages/mediahook/test/receiver/helpers.ts';
 import { installedProject } from '../packaging/packed.ts';
 import { type RuntimeName, runtimeEnvironment, runtimeForTest } from './tools.ts';
-import { startWorkerd } from './workerd.ts';
+import { COMPATIBILITY_DATE, startWorkerd } from './workerd.ts';
 
 const SLOW = 10 * 60_000;
 
@@ -185,32 +185,37 @@ describe('the installed receiver on other runtimes', () => {
     await expectStoredOnDisk(app, out, await exercise(app.url));
   });
 
-  it('workerd runs webHandler with the in-memory sink', { timeout: SLOW }, async (context) => {
-    const binary = await runtimeForTest('workerd', context);
-    const project = await installedProject('receiver');
-    const dir = await tempDir();
-    await cp(join(project, 'node_modules/mediahook/dist'), join(dir, 'mediahook'), { recursive: true });
-    await writeFile(join(dir, 'worker.js'), WORKER);
-    const worker = await startWorkerd(binary, { directory: dir, main: 'worker.js' });
-    onTestFinished(() => worker.stop());
-    const url = new URL('/callbacks', worker.url).href;
-    const sent = await exercise(url);
-    const kept = (await (await fetch(new URL('/kept', worker.url))).json()) as unknown[];
-    expect(kept, worker.output()).toEqual([
-      {
-        id: sent.small.id,
-        bytes: sent.small.file!.length,
-        sha256: sha256(sent.small.file!),
-        reported: sha256(sent.small.file!),
-      },
-      {
-        id: sent.large.id,
-        bytes: sent.large.file!.length,
-        sha256: sha256(sent.large.file!),
-        reported: sha256(sent.large.file!),
-      },
-    ]);
-  });
+  // The newest date, and the oldest one the docs promise (node:fs and node:http from then on).
+  it.for([COMPATIBILITY_DATE, '2025-09-15'])(
+    'workerd at %s runs webHandler with the in-memory sink',
+    { timeout: SLOW },
+    async (compatibilityDate, context) => {
+      const binary = await runtimeForTest('workerd', context);
+      const project = await installedProject('receiver');
+      const dir = await tempDir();
+      await cp(join(project, 'node_modules/mediahook/dist'), join(dir, 'mediahook'), { recursive: true });
+      await writeFile(join(dir, 'worker.js'), WORKER);
+      const worker = await startWorkerd(binary, { directory: dir, main: 'worker.js', compatibilityDate });
+      onTestFinished(() => worker.stop());
+      const url = new URL('/callbacks', worker.url).href;
+      const sent = await exercise(url);
+      const kept = (await (await fetch(new URL('/kept', worker.url))).json()) as unknown[];
+      expect(kept, worker.output()).toEqual([
+        {
+          id: sent.small.id,
+          bytes: sent.small.file!.length,
+          sha256: sha256(sent.small.file!),
+          reported: sha256(sent.small.file!),
+        },
+        {
+          id: sent.large.id,
+          bytes: sent.large.file!.length,
+          sha256: sha256(sent.large.file!),
+          reported: sha256(sent.large.file!),
+        },
+      ]);
+    },
+  );
 });
 
 /** A worker as one is written: the receiver made when the module loads, files kept in memory. */
