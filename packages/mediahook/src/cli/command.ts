@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { secretKey } from '../protocol/index.ts';
+import { secretKey } from '../protocol/signature.ts';
 import { type DurationLimits, parseDuration } from './duration.ts';
 import { parseSize } from './size.ts';
 
