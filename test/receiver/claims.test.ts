@@ -1,12 +1,13 @@
 /**
  * Claims that keep copies of one callback apart across receivers sharing a receipts store: the
- * claim contract on both stores, receivers in separate processes racing over real HTTP, a
- * holder killed mid-handler, a copy whose sender goes away while it waits, the bound on the
- * wait, and a failed handler's claim let go.
+ * claim contract on every store, processes racing for fresh and expired claims, receivers in
+ * separate processes racing over real HTTP, a holder killed mid-handler, a copy whose sender
+ * goes away while it waits, the bound on the wait, and a failed handler's claim let go.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +17,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import {
   createReceiver,
+  DirectoryReceiptStore,
   MemoryReceiptStore,
   nodeHandler,
   type ReceiptClaims,
@@ -26,7 +28,7 @@ import {
 } from '../../src/receiver/index.ts';
 import { listen } from './adapters.ts';
 import type { ReceiverProcessConfig } from './fixtures/receiver-process.ts';
-import { eventually, send, receiptFor, storedFiles, tempDir, wire } from './helpers.ts';
+import { eventually, send, receiptFor, startStoreProcess, storedFiles, tempDir, wire } from './helpers.ts';
 
 const RECEIVER_PROCESS = fileURLToPath(new URL('fixtures/receiver-process.ts', import.meta.url));
 const LONG = 60_000;
@@ -38,6 +40,10 @@ const STORES: { name: string; open(): Promise<ClaimingStore> }[] = [
   {
     name: 'SqliteReceiptStore',
     open: async () => new SqliteReceiptStore(join(await tempDir(), 'receipts.sqlite')),
+  },
+  {
+    name: 'DirectoryReceiptStore',
+    open: async () => new DirectoryReceiptStore(join(await tempDir(), '.mediahook')),
   },
 ];
 
@@ -161,6 +167,78 @@ async function startProcess(config: ReceiverProcessConfig): Promise<ReceiverProc
   const { port } = JSON.parse(output.split('\n')[0] ?? '') as { port: number };
   return { child, url: `http://127.0.0.1:${port}/callbacks` };
 }
+
+const hexOf = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+describe('claims of a DirectoryReceiptStore directory', () => {
+  it('hold between two stores on one directory, as between two processes', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const one = new DirectoryReceiptStore(dir);
+    const two = new DirectoryReceiptStore(dir);
+    expect(await one.claim('op-1', 'a', LONG)).toBe(true);
+    expect(await two.claim('op-1', 'b', LONG)).toBe(false);
+    expect(await one.add(receiptFor('op-1'))).toBe(true);
+    expect(await two.get('op-1')).toEqual(receiptFor('op-1'));
+    expect(await two.claim('op-1', 'b', LONG)).toBe(false);
+    await one.close();
+    await two.close();
+  });
+
+  it('step over the takeover lock of a taker that died once it is older than a claim lasts', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const store = new DirectoryReceiptStore(dir);
+    expect(await store.claim('op-1', 'dead', 0)).toBe(true);
+    const key = hexOf('op-1');
+    const instance = hexOf(await readFile(join(dir, 'claims', `${key}.json`), 'utf8')).slice(0, 32);
+    const lock = join(dir, 'claims', `${key}.${instance}.0.lock`);
+    // What a taker killed between taking the lock and replacing the claim leaves.
+    await writeFile(lock, '');
+    expect(await store.claim('op-1', 'b', 2_000)).toBe(false);
+    const ago = (ms: number) => new Date(Date.now() - ms);
+    await utimes(lock, ago(5_000), ago(5_000));
+    expect(await store.claim('op-1', 'b', 2_000)).toBe(true);
+    expect(await store.claim('op-1', 'c', 2_000)).toBe(false);
+    await store.close();
+    // Swept once an hour old, as it guards a claim that is gone; a fresh claim stays.
+    await utimes(lock, ago(2 * 3_600_000), ago(2 * 3_600_000));
+    const reopened = new DirectoryReceiptStore(dir);
+    await reopened.close();
+    expect(await readdir(join(dir, 'claims'))).toEqual([`${key}.json`]);
+    expect(await reopened.claim('op-1', 'c', 2_000)).toBe(false);
+  });
+
+  it('left by processes that died are swept once expired an hour, and not before', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const store = new DirectoryReceiptStore(dir);
+    expect(await store.claim('long-gone', 'dead', -2 * 3_600_000)).toBe(true);
+    expect(await store.claim('just-gone', 'dead', -60_000)).toBe(true);
+    await store.close();
+    const reopened = new DirectoryReceiptStore(dir);
+    await reopened.close();
+    expect(await readdir(join(dir, 'claims'))).toEqual([`${hexOf('just-gone')}.json`]);
+    expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+  });
+});
+
+describe('processes racing for claims in one directory', () => {
+  it('give each fresh claim, and each expired one, to exactly one of them', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const racers = await Promise.all(Array.from({ length: 6 }, () => startStoreProcess(dir)));
+    const fresh = Array.from({ length: 40 }, (_, i) => `fresh-${i}`);
+    const expired = Array.from({ length: 40 }, (_, i) => `expired-${i}`);
+    const seeder = new DirectoryReceiptStore(dir);
+    onTestFinished(() => seeder.close());
+    for (const id of expired) expect(await seeder.claim(id, 'dead', 0)).toBe(true);
+    for (const ids of [fresh, expired]) {
+      // Every process claims every id, all at once.
+      const held = (await Promise.all(racers.map((ask) => ask({ claim: ids, ttlMs: LONG })))) as string[][];
+      for (const id of ids) {
+        const holders = held.filter((ours) => ours.includes(id));
+        expect(holders, id).toHaveLength(1);
+      }
+    }
+  }, 60_000);
+});
 
 /** The pids whose handler ran, by id_gen, in the order they wrote to the log. */
 async function handlerCalls(log: string): Promise<Map<string, string[]>> {
