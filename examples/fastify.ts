@@ -12,7 +12,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createReceiver, fastifyReceiver } from '../src/receiver/index.ts';
 
 export interface ExampleOptions {
-  /** Where result files and the receipts database go. Default `./callbacks`. */
+  /** Where result files go, and receipts (in its `.mediahook` folder). Default `./callbacks`. */
   out?: string;
   /** `whsec_…` secret(s); default from WEBHOOK_SECRET (several separated by spaces). */
   secret?: string | string[];

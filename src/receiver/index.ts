@@ -31,4 +31,3 @@ export {
   type StoredFile,
 } from './receiver.ts';
 export { type ErrorBody, errorBodyOf, ReceiverError, type ReceiverErrorCode } from './receiver-error.ts';
-export { SqliteReceiptStore } from './sqlite-receipt-store.ts';

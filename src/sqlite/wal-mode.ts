@@ -10,7 +10,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * an out directory, workers sharing a store) retry here for up to `waitMs`.
  *
  * @example
- * useWalMode(new Database('receipts.sqlite'));
+ * useWalMode(new Database('mediahook.sqlite'));
  */
 export function useWalMode(database: Database.Database, waitMs = 5000): void {
   const deadline = Date.now() + waitMs;

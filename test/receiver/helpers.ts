@@ -168,10 +168,10 @@ export async function sendWithFetch(url: string, callback: Wire): Promise<Answer
   return { status: response.status, body: (await response.json()) as Answer['body'] };
 }
 
-/** Names in the output directory other than the receipts database (and its WAL files). */
+/** Names in the output directory other than the receiver's own folder of receipts. */
 export async function storedFiles(dir: string): Promise<string[]> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  return names.filter((name) => !name.startsWith('receipts.sqlite')).sort();
+  return names.filter((name) => name !== '.mediahook').sort();
 }
 
 /** Polls until `check` holds, so a test waits for asynchronous clean-up without sleeping blindly. */

@@ -1,17 +1,17 @@
 /**
- * Receipt stores (memory, SQLite and directory) against one contract, receipts that outlive a restart,
- * what the directory store makes of hostile ids, crashes and a file system that fails, and
- * idempotency when the store answers slowly.
+ * Receipt stores (memory and directory) against one contract, receipts that outlive a restart,
+ * what the directory store makes of hostile ids, crashes and a file system that fails, where a
+ * receiver keeps them by default, and idempotency when the store answers slowly.
  */
 import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  createReceiver,
   DirectoryReceiptStore,
   MemoryReceiptStore,
   type Receipt,
   type ReceiptStore,
-  SqliteReceiptStore,
 } from '../../src/receiver/index.ts';
 import { ADAPTERS, startReceiver } from './adapters.ts';
 import {
@@ -27,10 +27,6 @@ import {
 
 const STORES: { name: string; open(): Promise<ReceiptStore> }[] = [
   { name: 'MemoryReceiptStore', open: async () => new MemoryReceiptStore() },
-  {
-    name: 'SqliteReceiptStore',
-    open: async () => new SqliteReceiptStore(join(await tempDir(), 'nested', 'receipts.sqlite')),
-  },
   {
     name: 'DirectoryReceiptStore',
     open: async () => new DirectoryReceiptStore(join(await tempDir(), 'nested', '.mediahook')),
@@ -91,20 +87,6 @@ describe.each(STORES)('$name', ({ open }) => {
     first.status = 'mutated';
     expect((await store.get('op-1'))?.status).toBe('success');
     await store.close();
-  });
-});
-
-describe('SqliteReceiptStore on disk', () => {
-  it('keeps receipts across instances of the same file', async () => {
-    const path = join(await tempDir(), 'receipts.sqlite');
-    const first = new SqliteReceiptStore(path);
-    await first.add(receiptFor('op-1'));
-    await first.close();
-    await first.close(); // closing twice is harmless
-    const second = new SqliteReceiptStore(path);
-    expect(await second.get('op-1')).toEqual(receiptFor('op-1'));
-    expect(await second.add(receiptFor('op-1'))).toBe(false);
-    await second.close();
   });
 });
 
@@ -259,6 +241,30 @@ describe('DirectoryReceiptStore on disk', () => {
     await expect(store.add(receiptFor('op-2'))).rejects.toMatchObject({ code: 'ENOTDIR' });
     expect(await readdir(join(dir, 'tmp'))).toEqual([]);
     await store.close();
+  });
+});
+
+describe('a receiver on its default store', () => {
+  it('keeps its receipts in <out>/.mediahook and nothing else of its own in out', async () => {
+    const out = await tempDir();
+    const success = await wire({ family: 'A', event: 'success' });
+    const error = await wire({ family: 'B', event: 'error' });
+    for (let restart = 0; restart < 2; restart++) {
+      const receiver = createReceiver({ out });
+      for (const callback of [success, error]) {
+        const answer = await receiver.handle({
+          header: (name) => callback.headers[name],
+          body: callback.body,
+        });
+        expect(JSON.parse(answer.body)).toMatchObject({ received: true, duplicate: restart === 1 });
+      }
+      expect(await receiver.store.get(error.id)).toMatchObject({ id_gen: error.id, event: 'error' });
+      await receiver.close();
+    }
+    expect((await readdir(out)).sort()).toEqual(['.mediahook', `${success.id}.jpg`]);
+    expect((await readdir(join(out, '.mediahook'))).sort()).toEqual(['claims', 'receipts', 'tmp']);
+    expect(await readdir(join(out, '.mediahook', 'receipts'))).toHaveLength(2);
+    expect(await readdir(join(out, '.mediahook', 'claims'))).toEqual([]);
   });
 });
 
