@@ -13,7 +13,7 @@ import { createReceiver } from 'mediahook';
 import { fastifyReceiver } from 'mediahook/fastify';
 
 export interface ExampleOptions {
-  /** Where result files and the receipts database go. Default `./callbacks`. */
+  /** Where result files go, and receipts (in its `.mediahook` folder). Default `./callbacks`. */
   out?: string;
   /** `whsec_…` secret(s); default from WEBHOOK_SECRET (several separated by spaces). */
   secret?: string | string[];

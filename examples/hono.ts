@@ -14,7 +14,7 @@ import { createReceiver, deferContinue, type Receiver } from 'mediahook';
 import { honoHandler } from 'mediahook/hono';
 
 export interface ExampleOptions {
-  /** Where result files and the receipts database go. Default `./callbacks`. */
+  /** Where result files go, and receipts (in its `.mediahook` folder). Default `./callbacks`. */
   out?: string;
   /** `whsec_…` secret(s); default from WEBHOOK_SECRET (several separated by spaces). */
   secret?: string | string[];

@@ -8,14 +8,14 @@
  */
 import { createReceiver, webHandler } from 'mediahook';
 
-// Receipts live in SQLite and files on disk: this route needs the Node.js runtime, not Edge.
+// Receipts and files live on disk: this route needs the Node.js runtime, not Edge.
 export const runtime = 'nodejs';
 // Every callback is handled; nothing here may be cached or pre-rendered.
 export const dynamic = 'force-dynamic';
 
 let handler: ((request: Request) => Promise<Response>) | undefined;
 
-/** Made on the first callback, not on import, so `next build` opens no database. */
+/** Made on the first callback, not on import, so `next build` starts no receipt store. */
 function callbackHandler(): (request: Request) => Promise<Response> {
   const secrets = process.env['WEBHOOK_SECRET']?.split(/\s+/).filter(Boolean) ?? [];
   handler ??= webHandler(

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { createReceiver, deferContinue, nodeHandler, type Receiver } from 'mediahook';
 
 export interface ExampleOptions {
-  /** Where result files and the receipts database go. Default `./callbacks`. */
+  /** Where result files go, and receipts (in its `.mediahook` folder). Default `./callbacks`. */
   out?: string;
   /** `whsec_…` secret(s); default from WEBHOOK_SECRET. Unset: signatures are not checked. */
   secret?: string | string[];

@@ -32,7 +32,7 @@ export interface CaseResult {
 export interface AbuseFigures {
   cases: CaseResult[];
   failures: string[];
-  /** Files in the output directory other than the receipts database. */
+  /** Files in the output directory other than the receiver's `.mediahook` folder of receipts. */
   storedFiles: number;
   expectedStoredFiles: number;
   /** Anything written outside the output directory (must be empty). */
@@ -81,7 +81,7 @@ export async function runAbuse(options: AbuseOptions): Promise<AbuseFigures> {
         `${slowloris.validSent - slowloris.accepted} valid callbacks were not accepted during slowloris`,
       );
     }
-    const names = (await readdir(out)).filter((name) => !name.startsWith('receipts.sqlite'));
+    const names = (await readdir(out)).filter((name) => name !== '.mediahook');
     const expectedStoredFiles = cases.filter((c) => c.storedAs).length + slowloris.filesStored;
     if (names.length !== expectedStoredFiles) {
       failures.push(

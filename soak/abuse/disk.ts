@@ -44,7 +44,7 @@ export async function runDiskFaults(root: string): Promise<DiskFigures> {
     if (got !== want) failures.push(`${label}: expected ${want}, got ${got}`);
   };
   const leftovers = async (dir: string, allowed: number, label: string) => {
-    const names = (await readdir(dir)).filter((n) => !n.startsWith('receipts.sqlite'));
+    const names = (await readdir(dir)).filter((n) => n !== '.mediahook');
     if (names.some((n) => n.endsWith('.part')) || names.length !== allowed) {
       failures.push(`${label}: the output directory holds ${names.join(', ') || 'nothing'}`);
     }
@@ -64,15 +64,16 @@ export async function runDiskFaults(root: string): Promise<DiskFigures> {
       '500 storage_failed',
     );
     expect(
-      'directory gone: an error callback (needs no file)',
+      'directory gone: an error callback (its receipt has nowhere to go either)',
       await send(listen, 'disk-gone-error', null),
-      '200',
+      '500 storage_failed',
     );
     if (!(await listen.alive())) failures.push('listen died when its directory vanished');
     await rm(out);
     await rename(`${out}.moved`, out);
     await leftovers(out, 1, 'directory gone');
     expect('directory back: the same callback again', await send(listen, 'disk-gone', 10_000), '200');
+    expect('directory back: the error callback again', await send(listen, 'disk-gone-error', null), '200');
     await leftovers(out, 2, 'directory back');
   } finally {
     await listen.stop();

@@ -26,7 +26,7 @@ Every POST, at any path, is a callback; GET / is the inspector page.
 Options:
   --port N                 port to listen on (default 9000; 0 picks a free one)
   --host ADDR              address to bind (default 127.0.0.1)
-  --out DIR                where files and the receipts database go (default ./callbacks)
+  --out DIR                where files go, receipts in DIR/.mediahook (default ./callbacks)
   --secret whsec_…         require a valid signature; repeat the flag to accept several secrets
   --json                   print one NDJSON record per request on stdout
   --family A|B             accept one family only

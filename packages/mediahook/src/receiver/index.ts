@@ -15,6 +15,7 @@ export {
 } from './adapters/node-http.ts';
 export { webHandler } from './adapters/web.ts';
 export { type BodyGuardOptions } from './adapters/body-guards.ts';
+export { DirectoryReceiptStore } from './directory-receipt-store.ts';
 export { DiskSink } from './disk-sink.ts';
 export { MemoryReceiptStore, type Receipt, type ReceiptClaims, type ReceiptStore } from './receipt-store.ts';
 export {
@@ -30,4 +31,3 @@ export {
   type StoredFile,
 } from './receiver.ts';
 export { type ErrorBody, errorBodyOf, ReceiverError, type ReceiverErrorCode } from './receiver-error.ts';
-export { SqliteReceiptStore } from './sqlite-receipt-store.ts';

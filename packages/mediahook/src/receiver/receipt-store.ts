@@ -20,7 +20,7 @@ export interface Receipt {
 
 /**
  * Claims on callbacks being handled: what keeps two receivers that share a store (processes of
- * one cluster on one receipts file) from handling copies of one callback at the same time. A
+ * one cluster on one receipts directory) from handling copies of one callback at the same time. A
  * claim names its holder and lapses at its expiry, so a holder that died frees it by itself.
  */
 export interface ReceiptClaims {
@@ -42,14 +42,14 @@ export interface ReceiptClaims {
  *
  * The claim methods are optional. A store that has them lets receivers in several processes
  * share it safely: a callback's handler runs in one of them at a time, and `add` drops the
- * callback's claim in the same transaction as it records the receipt. A store without them
- * keeps copies arriving together apart within one receiver only.
+ * callback's claim once the receipt is recorded, with no moment at which another process sees
+ * neither. A store without them keeps copies arriving together apart within one receiver only.
  */
 export interface ReceiptStore extends Partial<ReceiptClaims> {
   get(idGen: string): Promise<Receipt | undefined>;
   /**
-   * Records a receipt (with claims: and drops the claim on its `id_gen`, atomically); resolves
-   * false, keeping the first receipt, when `id_gen` is already recorded.
+   * Records a receipt (with claims: then drops the claim on its `id_gen`, whoever holds it);
+   * resolves false, keeping the first receipt, when `id_gen` is already recorded.
    */
   add(receipt: Receipt): Promise<boolean>;
   /** The newest receipts first. */

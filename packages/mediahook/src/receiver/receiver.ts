@@ -17,6 +17,7 @@ import {
   secretKey,
 } from '../protocol/index.ts';
 import { claimSettingsOf, underClaim } from './cross-process-claim.ts';
+import { DirectoryReceiptStore } from './directory-receipt-store.ts';
 import { DiskSink, sweepStaleTemporaryFiles } from './disk-sink.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
 import { errorBodyOf, ReceiverError } from './receiver-error.ts';
@@ -34,7 +35,6 @@ import type {
   ReceiverResponse,
   ReceivedSuccess,
 } from './receiver-types.ts';
-import { SqliteReceiptStore } from './sqlite-receipt-store.ts';
 
 export type {
   ReceivedCallback,
@@ -64,7 +64,7 @@ function headersOf(request: ReceiverRequest): Record<string, string> {
 }
 
 export interface ReceiverOptions {
-  /** Directory for result files (and, by default, the receipts database). Default `./callbacks`. */
+  /** Directory for result files (and, by default, receipts in its `.mediahook` folder). Default `./callbacks`. */
   out?: string | undefined;
   /** Take the file bytes yourself instead of storing them in `out`. */
   sink?: FileSinkFactory | undefined;
@@ -83,7 +83,7 @@ export interface ReceiverOptions {
   maxBodyBytes?: number | undefined;
   /** Accept only this family. */
   family?: Family | undefined;
-  /** Idempotency records; default a SQLite file `receipts.sqlite` in `out`. */
+  /** Idempotency records; default a {@link DirectoryReceiptStore} in `<out>/.mediahook`. */
   store?: ReceiptStore | undefined;
   /** Life of an unrenewed claim (ms, 30 s): a dead process's claim on a callback is taken over after it. */
   claimTtlMs?: number | undefined;
@@ -216,10 +216,10 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
         ? [options.secret]
         : options.secret;
   // A mistyped secret fails here, at start-up, rather than as an internal_error on every
-  // signed callback; checked before the receipts database is opened, so nothing is left open.
+  // signed callback; checked before the receipt store is opened, so nothing is left running.
   for (const secret of secrets) secretKey(secret);
   const claim = claimSettingsOf(options);
-  const store = options.store ?? new SqliteReceiptStore(join(out, 'receipts.sqlite'));
+  const store = options.store ?? new DirectoryReceiptStore(join(out, '.mediahook'));
   // The callbacks being processed, by id_gen, each with the copies that wait for it. It holds
   // the waiters' wake-ups, not the work's promise: a Map that churns keeps stale entries in
   // its outgrown tables until a full collection, and an entry that reached a request's promise

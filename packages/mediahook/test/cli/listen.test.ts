@@ -257,9 +257,11 @@ describe('mediahook listen', () => {
     const file = await request(new URL(requests[0]!.callback.file.url, listener.url), { method: 'GET' });
     expect(file.headers['content-type']).toBe('image/jpeg');
     expect(Buffer.compare(Buffer.from(await file.body.arrayBuffer()), jpeg)).toBe(0);
-    const traversal = await request(new URL('/files/..%2Freceipts.sqlite', listener.url), { method: 'GET' });
-    expect(traversal.statusCode).toBe(404);
-    await traversal.body.dump();
+    for (const path of ['/files/..%2F.mediahook', '/files/.mediahook%2Freceipts', '/files/.mediahook']) {
+      const traversal = await request(new URL(path, listener.url), { method: 'GET' });
+      expect(traversal.statusCode, path).toBe(404);
+      await traversal.body.dump();
+    }
   });
 
   it('prints what the sender wrote without obeying it: one line per callback, controls escaped', async () => {
@@ -403,7 +405,7 @@ describe('mediahook listen', () => {
     });
     expect(result.status).toBe(500);
     expect(result.body).toMatchObject({ error: { code: 'file_too_large' } });
-    const names = (await readdir(out)).filter((name) => !name.startsWith('receipts.sqlite'));
+    const names = (await readdir(out)).filter((name) => name !== '.mediahook');
     expect(names).toEqual([]);
   });
 

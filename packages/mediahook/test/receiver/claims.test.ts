@@ -1,32 +1,32 @@
 /**
  * Claims that keep copies of one callback apart across receivers sharing a receipts store: the
- * claim contract on both stores, receivers in separate processes racing over real HTTP, a
- * holder killed mid-handler, a copy whose sender goes away while it waits, the bound on the
- * wait, and a failed handler's claim let go.
+ * claim contract on both stores, processes racing for fresh and expired claims, receivers in
+ * separate processes racing over real HTTP, a holder killed mid-handler, a copy whose sender
+ * goes away while it waits, the bound on the wait, and a failed handler's claim let go.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import {
   createReceiver,
+  DirectoryReceiptStore,
   MemoryReceiptStore,
   nodeHandler,
   type ReceiptClaims,
   type ReceiptStore,
   type ReceiverOptions,
   type ReceiverOutcome,
-  SqliteReceiptStore,
 } from '../../src/receiver/index.ts';
 import { listen } from './adapters.ts';
 import type { ReceiverProcessConfig } from './fixtures/receiver-process.ts';
-import { eventually, send, receiptFor, storedFiles, tempDir, wire } from './helpers.ts';
+import { eventually, send, receiptFor, startStoreProcess, storedFiles, tempDir, wire } from './helpers.ts';
 
 const RECEIVER_PROCESS = fileURLToPath(new URL('fixtures/receiver-process.ts', import.meta.url));
 const LONG = 60_000;
@@ -36,8 +36,8 @@ type ClaimingStore = ReceiptStore & ReceiptClaims;
 const STORES: { name: string; open(): Promise<ClaimingStore> }[] = [
   { name: 'MemoryReceiptStore', open: async () => new MemoryReceiptStore() },
   {
-    name: 'SqliteReceiptStore',
-    open: async () => new SqliteReceiptStore(join(await tempDir(), 'receipts.sqlite')),
+    name: 'DirectoryReceiptStore',
+    open: async () => new DirectoryReceiptStore(join(await tempDir(), '.mediahook')),
   },
 ];
 
@@ -91,43 +91,6 @@ describe.each(STORES)('claims of a $name', ({ open }) => {
   });
 });
 
-describe('claims of a SqliteReceiptStore file', () => {
-  it('hold between two connections to one file, as between two processes', async () => {
-    const path = join(await tempDir(), 'receipts.sqlite');
-    const one = new SqliteReceiptStore(path);
-    const two = new SqliteReceiptStore(path);
-    expect(await one.claim('op-1', 'a', LONG)).toBe(true);
-    expect(await two.claim('op-1', 'b', LONG)).toBe(false);
-    expect(await one.add(receiptFor('op-1'))).toBe(true);
-    expect(await two.get('op-1')).toEqual(receiptFor('op-1'));
-    expect(await two.claim('op-1', 'b', LONG)).toBe(false);
-    await one.close();
-    await two.close();
-  });
-
-  it('are added to a receipts file made before claims existed', async () => {
-    const path = join(await tempDir(), 'receipts.sqlite');
-    const old = new Database(path);
-    old.exec(`CREATE TABLE receipts (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT, id_gen TEXT NOT NULL UNIQUE, event TEXT NOT NULL,
-      family TEXT NOT NULL, status TEXT NOT NULL, time_gen TEXT NOT NULL, message TEXT, file_path TEXT,
-      media_type TEXT, bytes INTEGER, sha256 TEXT, received_at TEXT NOT NULL)`);
-    old
-      .prepare(
-        `INSERT INTO receipts (id_gen, event, family, status, time_gen, message, file_path, media_type, bytes,
-          sha256, received_at) VALUES (@id_gen, @event, @family, @status, @time_gen, @message, @file_path,
-          @media_type, @bytes, @sha256, @received_at)`,
-      )
-      .run(receiptFor('op-old'));
-    old.close();
-    const store = new SqliteReceiptStore(path);
-    expect(await store.get('op-old')).toEqual(receiptFor('op-old'));
-    expect(await store.claim('op-old', 'a', LONG)).toBe(false);
-    expect(await store.claim('op-new', 'a', LONG)).toBe(true);
-    await store.close();
-  });
-});
-
 interface ReceiverProcess {
   child: ChildProcess;
   url: string;
@@ -161,6 +124,78 @@ async function startProcess(config: ReceiverProcessConfig): Promise<ReceiverProc
   const { port } = JSON.parse(output.split('\n')[0] ?? '') as { port: number };
   return { child, url: `http://127.0.0.1:${port}/callbacks` };
 }
+
+const hexOf = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+describe('claims of a DirectoryReceiptStore directory', () => {
+  it('hold between two stores on one directory, as between two processes', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const one = new DirectoryReceiptStore(dir);
+    const two = new DirectoryReceiptStore(dir);
+    expect(await one.claim('op-1', 'a', LONG)).toBe(true);
+    expect(await two.claim('op-1', 'b', LONG)).toBe(false);
+    expect(await one.add(receiptFor('op-1'))).toBe(true);
+    expect(await two.get('op-1')).toEqual(receiptFor('op-1'));
+    expect(await two.claim('op-1', 'b', LONG)).toBe(false);
+    await one.close();
+    await two.close();
+  });
+
+  it('step over the takeover lock of a taker that died once it is older than a claim lasts', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const store = new DirectoryReceiptStore(dir);
+    expect(await store.claim('op-1', 'dead', 0)).toBe(true);
+    const key = hexOf('op-1');
+    const instance = hexOf(await readFile(join(dir, 'claims', `${key}.json`), 'utf8')).slice(0, 32);
+    const lock = join(dir, 'claims', `${key}.${instance}.0.lock`);
+    // What a taker killed between taking the lock and replacing the claim leaves.
+    await writeFile(lock, '');
+    expect(await store.claim('op-1', 'b', 2_000)).toBe(false);
+    const ago = (ms: number) => new Date(Date.now() - ms);
+    await utimes(lock, ago(5_000), ago(5_000));
+    expect(await store.claim('op-1', 'b', 2_000)).toBe(true);
+    expect(await store.claim('op-1', 'c', 2_000)).toBe(false);
+    await store.close();
+    // Swept once an hour old, as it guards a claim that is gone; a fresh claim stays.
+    await utimes(lock, ago(2 * 3_600_000), ago(2 * 3_600_000));
+    const reopened = new DirectoryReceiptStore(dir);
+    await reopened.close();
+    expect(await readdir(join(dir, 'claims'))).toEqual([`${key}.json`]);
+    expect(await reopened.claim('op-1', 'c', 2_000)).toBe(false);
+  });
+
+  it('left by processes that died are swept once expired an hour, and not before', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const store = new DirectoryReceiptStore(dir);
+    expect(await store.claim('long-gone', 'dead', -2 * 3_600_000)).toBe(true);
+    expect(await store.claim('just-gone', 'dead', -60_000)).toBe(true);
+    await store.close();
+    const reopened = new DirectoryReceiptStore(dir);
+    await reopened.close();
+    expect(await readdir(join(dir, 'claims'))).toEqual([`${hexOf('just-gone')}.json`]);
+    expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+  });
+});
+
+describe('processes racing for claims in one directory', () => {
+  it('give each fresh claim, and each expired one, to exactly one of them', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const racers = await Promise.all(Array.from({ length: 6 }, () => startStoreProcess(dir)));
+    const fresh = Array.from({ length: 40 }, (_, i) => `fresh-${i}`);
+    const expired = Array.from({ length: 40 }, (_, i) => `expired-${i}`);
+    const seeder = new DirectoryReceiptStore(dir);
+    onTestFinished(() => seeder.close());
+    for (const id of expired) expect(await seeder.claim(id, 'dead', 0)).toBe(true);
+    for (const ids of [fresh, expired]) {
+      // Every process claims every id, all at once.
+      const held = (await Promise.all(racers.map((ask) => ask({ claim: ids, ttlMs: LONG })))) as string[][];
+      for (const id of ids) {
+        const holders = held.filter((ours) => ours.includes(id));
+        expect(holders, id).toHaveLength(1);
+      }
+    }
+  }, 60_000);
+});
 
 /** The pids whose handler ran, by id_gen, in the order they wrote to the log. */
 async function handlerCalls(log: string): Promise<Map<string, string[]>> {
@@ -202,6 +237,27 @@ describe('receivers in separate processes sharing one out directory', () => {
     expect(await storedFiles(out)).toEqual(ids.map((id) => `${id}.jpg`).sort());
   });
 
+  it('run the handler once when many processes each get several copies of one callback at once', async () => {
+    const { out, log } = await sharedDirectory();
+    const processes = await Promise.all(
+      Array.from({ length: 6 }, () => startProcess({ out, log, sleepMs: 5 })),
+    );
+    const callbacks = await Promise.all(Array.from({ length: 10 }, () => wire()));
+    // Twelve copies of each callback, two into every process, all at once.
+    const answers = await Promise.all(
+      callbacks.map((callback) =>
+        Promise.all(processes.flatMap(({ url }) => [send(url, callback), send(url, callback)])),
+      ),
+    );
+    for (const copies of answers) {
+      expect(copies.map((answer) => answer.status)).toEqual(copies.map(() => 200));
+      expect(copies.filter((answer) => answer.body.duplicate === false)).toHaveLength(1);
+    }
+    const calls = await handlerCalls(log);
+    for (const callback of callbacks) expect(calls.get(callback.id), callback.id).toHaveLength(1);
+    expect(await storedFiles(out)).toEqual(callbacks.map((callback) => `${callback.id}.jpg`).sort());
+  }, 60_000);
+
   it('take over the claim of a process killed mid-handler once it lapses, and handle the callback once', async () => {
     const { out, log } = await sharedDirectory();
     // A claim that never lapsed would leave the survivor's copy to end in_progress, in 10 s.
@@ -213,7 +269,7 @@ describe('receivers in separate processes sharing one out directory', () => {
     const first = send(doomed!.url, callback).catch((error: unknown) => error);
     await eventually(async () => (await handlerCalls(log)).has(callback.id), 10_000);
     // The doomed process holds the claim, renewing it (a probe with no lifetime takes nothing).
-    const probe = new SqliteReceiptStore(join(out, 'receipts.sqlite'));
+    const probe = new DirectoryReceiptStore(join(out, '.mediahook'));
     onTestFinished(() => probe.close());
     expect(await probe.claim(callback.id, 'probe', 0)).toBe(false);
     const second = send(survivor!.url, callback);
@@ -229,7 +285,7 @@ describe('receivers in separate processes sharing one out directory', () => {
 });
 
 /** A store that tells when a claim was refused: the copy is then waiting. */
-class WatchedStore extends SqliteReceiptStore {
+class WatchedStore extends DirectoryReceiptStore {
   refused = 0;
   override async claim(idGen: string, holder: string, ttlMs: number): Promise<boolean> {
     const held = await super.claim(idGen, holder, ttlMs);
@@ -239,13 +295,13 @@ class WatchedStore extends SqliteReceiptStore {
 }
 
 /**
- * A receiver on node:http in this process, on `out`'s receipts file, and another connection to
- * that file standing for another process.
+ * A receiver on node:http in this process, on `out`'s receipts directory, and another store on
+ * that directory standing for another process.
  */
 async function receiverBeside(out: string, options: ReceiverOptions = {}) {
-  const path = join(out, 'receipts.sqlite');
-  const store = new WatchedStore(path);
-  const other = new SqliteReceiptStore(path);
+  const dir = join(out, '.mediahook');
+  const store = new WatchedStore(dir);
+  const other = new DirectoryReceiptStore(dir);
   const handled: string[] = [];
   const outcomes: ReceiverOutcome[] = [];
   const receiver = createReceiver({

@@ -2,15 +2,19 @@
  * Shared pieces of the receiver tests: generated result files, encoded (and signed) callbacks,
  * an HTTP client, and looks into the output directory.
  */
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { expect, onTestFinished } from 'vitest';
 import { encodeCallback, type Family, type MediaType, signBody } from '../../src/protocol/index.ts';
 import type { Receipt } from '../../src/receiver/index.ts';
+import type { StoreRequest } from './fixtures/store-process.ts';
 
 /** A small JPEG: the SOI marker and an APP0 segment start, random bytes, the EOI marker. */
 export function jpegBytes(size = 2048): Buffer {
@@ -164,10 +168,10 @@ export async function sendWithFetch(url: string, callback: Wire): Promise<Answer
   return { status: response.status, body: (await response.json()) as Answer['body'] };
 }
 
-/** Names in the output directory other than the receipts database (and its WAL files). */
+/** Names in the output directory other than the receiver's own folder of receipts. */
 export async function storedFiles(dir: string): Promise<string[]> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  return names.filter((name) => !name.startsWith('receipts.sqlite')).sort();
+  return names.filter((name) => name !== '.mediahook').sort();
 }
 
 /** Polls until `check` holds, so a test waits for asynchronous clean-up without sleeping blindly. */
@@ -201,5 +205,35 @@ export function receiptFor(id: string, overrides: Partial<Receipt> = {}): Receip
     sha256: 'ab'.repeat(32),
     received_at: '2024-05-01T10:00:01.000Z',
     ...overrides,
+  };
+}
+
+const STORE_PROCESS = fileURLToPath(new URL('fixtures/store-process.ts', import.meta.url));
+
+/**
+ * A DirectoryReceiptStore on `dir` in a process of its own (fixtures/store-process.ts), once it
+ * is open: resolves to what asks it, over IPC. The process is killed when the test ends.
+ */
+export async function startStoreProcess(dir: string): Promise<(request: StoreRequest) => Promise<unknown>> {
+  const child = spawn(process.execPath, ['--import', 'tsx', STORE_PROCESS, dir], {
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+  });
+  let errors = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
+  const exited = once(child, 'exit').then(() => {
+    throw new Error(`the store process exited ${child.exitCode}: ${errors}`);
+  });
+  await Promise.race([once(child, 'message'), exited]);
+  return async (request) => {
+    const reply = once(child, 'message') as Promise<[{ result?: unknown; error?: string }]>;
+    child.send(request);
+    const [{ result, error }] = await Promise.race([reply, exited]);
+    if (error !== undefined) throw new Error(error);
+    return result;
   };
 }

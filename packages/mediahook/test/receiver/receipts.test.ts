@@ -1,23 +1,35 @@
 /**
- * Receipt stores (memory and SQLite) against one contract, receipts that outlive a restart,
- * and idempotency when the store answers slowly.
+ * Receipt stores (memory and directory) against one contract, receipts that outlive a restart,
+ * what the directory store makes of hostile ids, crashes and a file system that fails, where a
+ * receiver keeps them by default, and idempotency when the store answers slowly.
  */
+import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  createReceiver,
+  DirectoryReceiptStore,
   MemoryReceiptStore,
   type Receipt,
   type ReceiptStore,
-  SqliteReceiptStore,
 } from '../../src/receiver/index.ts';
 import { ADAPTERS, startReceiver } from './adapters.ts';
-import { expectFile, send, receiptFor, storedFiles, tempDir, wire } from './helpers.ts';
+import {
+  expectFile,
+  send,
+  receiptFor,
+  sha256,
+  startStoreProcess,
+  storedFiles,
+  tempDir,
+  wire,
+} from './helpers.ts';
 
 const STORES: { name: string; open(): Promise<ReceiptStore> }[] = [
   { name: 'MemoryReceiptStore', open: async () => new MemoryReceiptStore() },
   {
-    name: 'SqliteReceiptStore',
-    open: async () => new SqliteReceiptStore(join(await tempDir(), 'nested', 'receipts.sqlite')),
+    name: 'DirectoryReceiptStore',
+    open: async () => new DirectoryReceiptStore(join(await tempDir(), 'nested', '.mediahook')),
   },
 ];
 
@@ -78,17 +90,181 @@ describe.each(STORES)('$name', ({ open }) => {
   });
 });
 
-describe('SqliteReceiptStore on disk', () => {
-  it('keeps receipts across instances of the same file', async () => {
-    const path = join(await tempDir(), 'receipts.sqlite');
-    const first = new SqliteReceiptStore(path);
+describe('DirectoryReceiptStore on disk', () => {
+  it('keeps receipts across instances of the same directory, as across a restart', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const first = new DirectoryReceiptStore(dir);
     await first.add(receiptFor('op-1'));
     await first.close();
     await first.close(); // closing twice is harmless
-    const second = new SqliteReceiptStore(path);
+    const second = new DirectoryReceiptStore(dir);
     expect(await second.get('op-1')).toEqual(receiptFor('op-1'));
-    expect(await second.add(receiptFor('op-1'))).toBe(false);
+    expect(await second.add(receiptFor('op-1', { status: 'other' }))).toBe(false);
+    expect(await second.list()).toEqual([receiptFor('op-1')]);
     await second.close();
+  });
+
+  it('keeps any id_gen inside its directory, under a name that is not the id', async () => {
+    const root = await tempDir();
+    const dir = join(root, 'out', '.mediahook');
+    const store = new DirectoryReceiptStore(dir);
+    const ids = [
+      '../../../../../../tmp/escaped',
+      '..',
+      '.',
+      '/',
+      'a/../../b/./c//d/',
+      '..\\..\\windows\\win.ini',
+      'CON',
+      'nul.txt',
+      ' trailing space ',
+      'żółw 🐢 日本語 \u202eexe.jpg \u0000'.replace('\u0000', '\u2028'),
+      // One letter composed and decomposed: two ids, whatever the file system normalizes.
+      'caf\u00e9',
+      'cafe\u0301',
+      'x'.repeat(256),
+      'é'.repeat(128), // 256 bytes of UTF-8
+    ];
+    for (const id of ids) expect(await store.add(receiptFor(id))).toBe(true);
+    for (const id of ids) expect(await store.get(id)).toEqual(receiptFor(id));
+    expect((await store.list()).map((receipt) => receipt.id_gen).sort()).toEqual([...ids].sort());
+    expect(await readdir(root)).toEqual(['out']);
+    expect(await readdir(join(root, 'out'))).toEqual(['.mediahook']);
+    const names = await readdir(join(dir, 'receipts'));
+    expect(names).toHaveLength(ids.length);
+    for (const name of names) expect(name).toMatch(/^[0-9a-f]{64}\.json$/);
+    await store.close();
+  });
+
+  it('keeps two ids that differ only in case apart', async () => {
+    const store = new DirectoryReceiptStore(join(await tempDir(), '.mediahook'));
+    expect(await store.add(receiptFor('Op-ABC', { status: 'upper' }))).toBe(true);
+    expect(await store.add(receiptFor('op-abc', { status: 'lower' }))).toBe(true);
+    expect(await store.get('Op-ABC')).toMatchObject({ status: 'upper' });
+    expect(await store.get('op-abc')).toMatchObject({ status: 'lower' });
+    expect(await store.get('OP-ABC')).toBeUndefined();
+    expect(await store.claim('OP-ABC', 'a', 60_000)).toBe(true);
+    await store.close();
+  });
+
+  it('makes its files 0600 and its folders 0700, and leaves the mode of the folder it is in', async () => {
+    const root = await tempDir();
+    const dir = join(root, 'out', '.mediahook');
+    const store = new DirectoryReceiptStore(dir);
+    await store.add(receiptFor('op-1'));
+    expect(await store.claim('op-2', 'a', 60_000)).toBe(true);
+    const mode = async (path: string) => (await stat(path)).mode & 0o777;
+    for (const folder of ['', 'receipts', 'claims', 'tmp']) expect(await mode(join(dir, folder))).toBe(0o700);
+    for (const folder of ['receipts', 'claims']) {
+      const [name] = await readdir(join(dir, folder));
+      expect(await mode(join(dir, folder, name!))).toBe(0o600);
+    }
+    // `out` is the receiver's, made as any folder of the process is.
+    expect(await mode(join(root, 'out'))).toBe(0o777 & ~process.umask());
+    await store.close();
+  });
+
+  it('sweeps the temporary files of a process that died, and leaves a fresh one', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    await mkdir(join(dir, 'tmp'), { recursive: true });
+    const old = join(dir, 'tmp', 'died-mid-write.tmp');
+    const fresh = join(dir, 'tmp', 'being-written.tmp');
+    await writeFile(old, '{"stamp":1,"rec');
+    await writeFile(fresh, '{"stamp":2,"rec');
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await utimes(old, twoHoursAgo, twoHoursAgo);
+    const store = new DirectoryReceiptStore(dir);
+    // Closing waits for the sweep that opening started.
+    await store.close();
+    expect(await readdir(join(dir, 'tmp'))).toEqual(['being-written.tmp']);
+  });
+
+  it('counts a receipt cut short by a crash as absent, so the callback can be handled again', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const store = new DirectoryReceiptStore(dir);
+    await store.add(receiptFor('op-1'));
+    await store.add(receiptFor('op-2'));
+    const [name] = await readdir(join(dir, 'receipts'));
+    const path = join(dir, 'receipts', name!);
+    const text = await readFile(path, 'utf8');
+    // What a power loss can leave of a file whose data was not yet written back.
+    await writeFile(path, text.slice(0, text.length / 2));
+    const damaged = (await store.get('op-1')) === undefined ? 'op-1' : 'op-2';
+    const intact = damaged === 'op-1' ? 'op-2' : 'op-1';
+    expect(await store.get(damaged)).toBeUndefined();
+    expect(await store.list()).toEqual([receiptFor(intact)]);
+    expect(await store.claim(damaged, 'a', 60_000)).toBe(true);
+    expect(await store.add(receiptFor(damaged))).toBe(true);
+    expect(await store.get(damaged)).toEqual(receiptFor(damaged));
+    expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+    await store.close();
+  });
+
+  it('never shows another process a receipt half-written', async () => {
+    const dir = join(await tempDir(), '.mediahook');
+    const writer = await startStoreProcess(dir);
+    // Messages of 4 MiB: a file written in place would be seen empty, then part-way.
+    const receipts = Array.from({ length: 8 }, (_, i) =>
+      receiptFor(`op-${i}`, { event: 'error', message: String(i).repeat(4 * 1024 * 1024) }),
+    );
+    const written = writer({ add: receipts });
+    // Each receipt's file, read the moment its name appears.
+    const seen: string[] = [];
+    for (const { id_gen } of receipts) {
+      const path = join(dir, 'receipts', `${sha256(Buffer.from(id_gen))}.json`);
+      for (;;) {
+        const text = await readFile(path, 'utf8').catch(() => null);
+        if (text !== null) {
+          seen.push(text);
+          break;
+        }
+      }
+    }
+    expect(await written).toEqual(receipts.map(() => true));
+    for (const [i, text] of seen.entries()) expect(JSON.parse(text)).toMatchObject({ receipt: receipts[i] });
+  });
+
+  it("rejects with the file system's error when it cannot write, and leaves nothing behind", async () => {
+    const root = await tempDir();
+    await writeFile(join(root, 'a-file'), '');
+    const nowhere = new DirectoryReceiptStore(join(root, 'a-file', '.mediahook'));
+    await expect(nowhere.add(receiptFor('op-1'))).rejects.toMatchObject({ code: 'ENOTDIR' });
+    await expect(nowhere.claim('op-1', 'a', 60_000)).rejects.toMatchObject({ code: 'ENOTDIR' });
+    await nowhere.close();
+
+    const dir = join(root, '.mediahook');
+    const store = new DirectoryReceiptStore(dir);
+    await store.add(receiptFor('op-1'));
+    // The receipts folder replaced by a file: the receipt is written aside, then cannot be linked.
+    await rm(join(dir, 'receipts'), { recursive: true });
+    await writeFile(join(dir, 'receipts'), '');
+    await expect(store.add(receiptFor('op-2'))).rejects.toMatchObject({ code: 'ENOTDIR' });
+    expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+    await store.close();
+  });
+});
+
+describe('a receiver on its default store', () => {
+  it('keeps its receipts in <out>/.mediahook and nothing else of its own in out', async () => {
+    const out = await tempDir();
+    const success = await wire({ family: 'A', event: 'success' });
+    const error = await wire({ family: 'B', event: 'error' });
+    for (let restart = 0; restart < 2; restart++) {
+      const receiver = createReceiver({ out });
+      for (const callback of [success, error]) {
+        const answer = await receiver.handle({
+          header: (name) => callback.headers[name],
+          body: callback.body,
+        });
+        expect(JSON.parse(answer.body)).toMatchObject({ received: true, duplicate: restart === 1 });
+      }
+      expect(await receiver.store.get(error.id)).toMatchObject({ id_gen: error.id, event: 'error' });
+      await receiver.close();
+    }
+    expect((await readdir(out)).sort()).toEqual(['.mediahook', `${success.id}.jpg`]);
+    expect((await readdir(join(out, '.mediahook'))).sort()).toEqual(['claims', 'receipts', 'tmp']);
+    expect(await readdir(join(out, '.mediahook', 'receipts'))).toHaveLength(2);
+    expect(await readdir(join(out, '.mediahook', 'claims'))).toEqual([]);
   });
 });
 

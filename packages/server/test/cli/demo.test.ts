@@ -33,7 +33,7 @@ describe('mediahook demo', () => {
       'A success',
       'B error',
     ]);
-    const stored = (await readdir(join(data, 'received'))).filter((name) => !name.startsWith('receipts'));
+    const stored = (await readdir(join(data, 'received'))).filter((name) => name !== '.mediahook');
     expect(stored.map((name) => name.slice(name.lastIndexOf('.'))).sort()).toEqual(['.jpg', '.mp4']);
   });
 });
