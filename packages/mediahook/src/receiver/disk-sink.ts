@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { emitWarning } from 'node:process';
 import type { FileSink } from '../protocol/index.ts';
+import { uniqueName } from './store-files.ts';
 
 /** Bytes gathered before one `writev`: fewer system calls than one write per socket chunk. */
 const BATCH_BYTES = 2 * 1024 * 1024;
@@ -14,20 +14,6 @@ const BATCH_BYTES = 2 * 1024 * 1024;
  * little better than 32 and as well as 4 or 8 over repeated uploads.
  */
 const WRITEBACK_BYTES = 16 * 1024 * 1024;
-
-/**
- * Temporary names: a random prefix drawn once per process and a counter. Unique within the
- * process, unguessable from outside it, and one random draw (about 10 µs here) fewer per file;
- * the exclusive open (`wx`) still refuses a name that exists.
- */
-let tempPrefix: string | undefined;
-let tempCounter = 0;
-
-/** A new temporary name; the prefix is drawn on first use, as a Worker may not draw it on load. */
-function temporaryName(): string {
-  tempPrefix ??= `.incoming-${randomBytes(9).toString('base64url')}`;
-  return `${tempPrefix}-${(tempCounter++).toString(36)}.part`;
-}
 
 /**
  * Removes the temporary files of uploads that no process is writing any more: a receiver
@@ -170,7 +156,7 @@ export class DiskSink implements FileSink {
   #gone = false;
 
   constructor(directory: string) {
-    this.tempPath = join(directory, temporaryName());
+    this.tempPath = join(directory, `.incoming-${uniqueName()}.part`);
   }
 
   /** Bytes given to `write` so far, whether or not they have reached the file yet. */
