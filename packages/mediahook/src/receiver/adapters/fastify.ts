@@ -29,13 +29,13 @@ export interface FastifyReceiverOptions extends NodeHandlerOptions {
  */
 
 /** The request members the plugin reads. */
-interface FastifyRequestLike {
+export interface FastifyRequestLike {
   readonly raw: IncomingMessage;
   readonly body: unknown;
 }
 
 /** The reply members the plugin calls. */
-interface FastifyReplyLike {
+export interface FastifyReplyLike {
   readonly raw: ServerResponse;
   code(statusCode: number): FastifyReplyLike;
   header(name: string, value: string): FastifyReplyLike;
@@ -44,7 +44,7 @@ interface FastifyReplyLike {
 }
 
 /** The instance members the plugin calls, on the encapsulated instance Fastify hands it. */
-interface FastifyInstanceLike {
+export interface FastifyInstanceLike {
   readonly server: Server;
   readonly prefix: string;
   removeAllContentTypeParsers(): void;
@@ -66,7 +66,7 @@ interface FastifyInstanceLike {
 }
 
 /** An async Fastify plugin, as `register` takes it. */
-type FastifyReceiverPlugin = (
+export type FastifyReceiverPlugin = (
   instance: FastifyInstanceLike,
   options: FastifyReceiverOptions,
 ) => Promise<void>;

@@ -8,7 +8,7 @@ import { lingerWhileUploading, watchBody } from './node-http.ts';
 import { answerWebRequest } from './web.ts';
 
 /** The part of Hono's `Context` the adapter needs. */
-interface HonoContextLike {
+export interface HonoContextLike {
   req: { raw: Request };
   /** Under @hono/node-server, `{ incoming }`: the Node request under the Web one. */
   env?: unknown;
