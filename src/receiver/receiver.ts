@@ -6,9 +6,7 @@ import {
   type Callback,
   CallbackDecoder,
   DEFAULT_LIMITS,
-  type ErrorCallback,
   extensionOf,
-  type Family,
   type FileSink,
   type FileSinkFactory,
   type Limits,
@@ -29,16 +27,17 @@ import {
 } from './request-body.ts';
 import type {
   ReceivedCallback,
+  ReceiverOptions,
   ReceiverOutcome,
   ReceiverRequest,
   ReceiverResponse,
-  ReceivedSuccess,
 } from './receiver-types.ts';
 import { SqliteReceiptStore } from './sqlite-receipt-store.ts';
 
 export type {
   ReceivedCallback,
   ReceivedSuccess,
+  ReceiverOptions,
   ReceiverOutcome,
   ReceiverRequest,
   ReceiverResponse,
@@ -61,40 +60,6 @@ function headersOf(request: ReceiverRequest): Record<string, string> {
     if (value !== undefined) headers[name] = value;
   }
   return headers;
-}
-
-export interface ReceiverOptions {
-  /** Directory for result files (and, by default, the receipts database). Default `./callbacks`. */
-  out?: string | undefined;
-  /** Take the file bytes yourself instead of storing them in `out`. */
-  sink?: FileSinkFactory | undefined;
-  /**
-   * `whsec_…` secret(s): when set, every callback must carry a valid signature. A malformed
-   * secret makes `createReceiver` throw a TypeError.
-   */
-  secret?: string | readonly string[] | undefined;
-  /** Signature timestamp tolerance in seconds (300). */
-  toleranceSeconds?: number | undefined;
-  limits?: Partial<Limits> | undefined;
-  /**
-   * Largest whole request body (`body_too_large`). By default the file limit plus 1 MiB, and a
-   * `Content-Length` over it is answered `file_too_large`, as the file must be what is over.
-   */
-  maxBodyBytes?: number | undefined;
-  /** Accept only this family. */
-  family?: Family | undefined;
-  /** Idempotency records; default a SQLite file `receipts.sqlite` in `out`. */
-  store?: ReceiptStore | undefined;
-  /** Life of an unrenewed claim (ms, 30 s): a dead process's claim on a callback is taken over after it. */
-  claimTtlMs?: number | undefined;
-  /** How long a copy waits for another process handling the same callback (ms, 30 s): then `in_progress`. */
-  claimWaitMs?: number | undefined;
-  /** Called once per new success callback; throw to answer 500 (the callback may come again). */
-  onSuccess?: ((callback: ReceivedSuccess) => unknown) | undefined;
-  /** Called once per new error callback; throw to answer 500. */
-  onError?: ((callback: ErrorCallback) => unknown) | undefined;
-  /** Told of every request's outcome, including duplicates and rejections. */
-  onOutcome?: ((outcome: ReceiverOutcome) => void) | undefined;
 }
 
 /** The adapter-independent core: `handle()` turns a request into a 200 or 500 answer. */
