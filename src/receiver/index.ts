@@ -13,7 +13,18 @@ export {
   nodeHandler,
   sendNodeResponse,
 } from './adapters/node-http.ts';
-export { webHandler } from './adapters/web.ts';
+export { webHandler, type WebHandlerOptions } from './adapters/web.ts';
+export { type HostGuardOptions } from './adapters/host-guard.ts';
+export {
+  allowedHostsOf,
+  type AllowedHosts,
+  classifyHost,
+  hostAllowed,
+  hostHint,
+  type HostName,
+  hostNotAllowedMessage,
+  oncePerHost,
+} from './host-check.ts';
 export { type BodyGuardOptions } from './adapters/body-guards.ts';
 export { DiskSink } from './disk-sink.ts';
 export { MemoryReceiptStore, type Receipt, type ReceiptClaims, type ReceiptStore } from './receipt-store.ts';

@@ -10,7 +10,8 @@ export type ReceiverErrorCode =
   | 'timeout'
   | 'in_progress'
   | 'storage_failed'
-  | 'internal_error';
+  | 'internal_error'
+  | 'host_not_allowed';
 
 /** A receiver's own failure, with a stable code. */
 export class ReceiverError extends Error {

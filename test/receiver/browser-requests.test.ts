@@ -1,0 +1,96 @@
+/**
+ * What a browser can make a receiver do, through every adapter: a page on a rebinding name
+ * (the opt-in Host check).
+ */
+import { request } from 'undici';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { type AdapterOptions, guardedAdapters, nodeAdapter, startReceiver } from './adapters.ts';
+import { storedFiles, wire } from './helpers.ts';
+
+/** POSTs a callback with extra headers; the answer's status, code and nosniff header. */
+async function sendWith(url: string, headers: Record<string, string>) {
+  const callback = await wire();
+  const response = await request(url, {
+    method: 'POST',
+    body: callback.body,
+    headers: { ...callback.headers, ...headers },
+  });
+  const body = (await response.body.json()) as { error?: { code: string } };
+  return {
+    status: response.statusCode,
+    code: body.error?.code ?? null,
+    nosniff: response.headers['x-content-type-options'],
+  };
+}
+
+function adaptersWith(options: AdapterOptions) {
+  return guardedAdapters(options);
+}
+
+describe('nodeHandler with allowedHosts and no onHostRefused', () => {
+  it('warns once per refused host name, naming allowedHosts', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => {
+      if (warning.name === 'HostNotAllowed') warnings.push(warning.message);
+    };
+    process.on('warning', onWarning);
+    onTestFinished(() => void process.off('warning', onWarning));
+    const harness = await startReceiver(nodeAdapter({ allowedHosts: [] }));
+    for (const host of ['rebind.test', 'rebind.test:1', 'REBIND.test', 'other.test']) {
+      expect((await sendWith(harness.url, { host })).code).toBe('host_not_allowed');
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/"rebind\.test".*allowedHosts rebind\.test$/);
+    expect(warnings[1]).toMatch(/"other\.test"/);
+  });
+});
+
+const refusedHosts: string[] = [];
+
+describe.each(
+  adaptersWith({
+    allowedHosts: ['hooks.example.com', '.tunnel.example'],
+    onHostRefused: (host) => refusedHosts.push(host),
+  }),
+)('$name with allowedHosts', (adapter) => {
+  it('refuses a callback for a Host it does not answer to with 500 host_not_allowed, storing nothing', async () => {
+    const harness = await startReceiver(adapter);
+    const hosts = ['rebind.test', `rebind.test:${harness.port}`, 'hooks.example.com.evil.test'];
+    for (const host of hosts) {
+      const answer = await sendWith(harness.url, { host });
+      expect([answer.status, answer.code], host).toEqual([500, 'host_not_allowed']);
+    }
+    await harness.settled(hosts.length);
+    expect(harness.outcomes.map((outcome) => outcome.error?.code)).toEqual(
+      hosts.map(() => 'host_not_allowed'),
+    );
+    expect(refusedHosts).toEqual(expect.arrayContaining(hosts));
+    expect(harness.successes).toEqual([]);
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
+
+  it('takes a callback for an IP address, localhost or a name allowed, with or without a port', async () => {
+    const harness = await startReceiver(adapter);
+    const hosts = [
+      `127.0.0.1:${harness.port}`,
+      '127.0.0.1',
+      `localhost:${harness.port}`,
+      'app.localhost',
+      `[::1]:${harness.port}`,
+      'HOOKS.example.com.',
+      'abc.tunnel.example:443',
+    ];
+    for (const host of hosts) {
+      expect((await sendWith(harness.url, { host })).status, host).toBe(200);
+    }
+    expect(harness.successes).toHaveLength(hosts.length);
+  });
+});
+
+describe.each(adaptersWith({}))('$name', (adapter) => {
+  it('takes any Host when no allowedHosts are given: the check is opt-in for an app', async () => {
+    const harness = await startReceiver(adapter);
+    expect((await sendWith(harness.url, { host: 'rebind.test' })).status).toBe(200);
+  });
+});
