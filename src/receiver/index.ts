@@ -25,6 +25,7 @@ export {
   hostNotAllowedMessage,
   oncePerHost,
 } from './host-check.ts';
+export { allowedOriginsOf, crossOriginRefusal, originAllowed, originOf } from './origin-check.ts';
 export { type BodyGuardOptions } from './adapters/body-guards.ts';
 export { DiskSink } from './disk-sink.ts';
 export { MemoryReceiptStore, type Receipt, type ReceiptClaims, type ReceiptStore } from './receipt-store.ts';

@@ -11,7 +11,8 @@ export type ReceiverErrorCode =
   | 'in_progress'
   | 'storage_failed'
   | 'internal_error'
-  | 'host_not_allowed';
+  | 'host_not_allowed'
+  | 'cross_origin_request';
 
 /** A receiver's own failure, with a stable code. */
 export class ReceiverError extends Error {

@@ -85,6 +85,12 @@ export interface ReceiverOptions {
   claimTtlMs?: number | undefined;
   /** How long a copy waits for another process handling the same callback (ms, 30 s): then `in_progress`. */
   claimWaitMs?: number | undefined;
+  /**
+   * Origins whose browser pages may post callbacks (`https://app.example`). A sender never sends
+   * `Origin`, and a browser always does on a cross-origin POST: any other request carrying one is
+   * refused `cross_origin_request`, and nothing is stored. Default none.
+   */
+  allowedOrigins?: readonly string[] | undefined;
   /** Called once per new success callback; throw to answer 500 (the callback may come again). */
   onSuccess?: ((callback: ReceivedSuccess) => unknown) | undefined;
   /** Called once per new error callback; throw to answer 500. */

@@ -16,6 +16,7 @@ import {
 } from '../protocol/index.ts';
 import { claimSettingsOf, underClaim } from './cross-process-claim.ts';
 import { DiskSink, sweepStaleTemporaryFiles } from './disk-sink.ts';
+import { allowedOriginsOf, crossOriginRefusal } from './origin-check.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
 import { errorBodyOf, ReceiverError } from './receiver-error.ts';
 import {
@@ -183,6 +184,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   // A mistyped secret fails here, at start-up, rather than as an internal_error on every
   // signed callback; checked before the receipts database is opened, so nothing is left open.
   for (const secret of secrets) secretKey(secret);
+  const origins = allowedOriginsOf(options.allowedOrigins);
   const claim = claimSettingsOf(options);
   const store = options.store ?? new SqliteReceiptStore(join(out, 'receipts.sqlite'));
   // The callbacks being processed, by id_gen, each with the copies that wait for it. It holds
@@ -323,6 +325,9 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
       let receipt: Receipt | null = null;
       try {
         if (request.failure !== undefined) throw failureOf(request, secrets, options.toleranceSeconds);
+        // Before the signature: a page in a browser is refused whatever it sent.
+        const crossOrigin = crossOriginRefusal(request.header('origin'), origins);
+        if (crossOrigin) throw crossOrigin;
         const decoded = await decode(request, sinks);
         const result = await accept(decoded, sinks[0], request.signal);
         const duplicate = 'duplicateOf' in result;

@@ -1,11 +1,17 @@
 /**
  * What a browser can make a receiver do, through every adapter: a page on a rebinding name
- * (the opt-in Host check).
+ * (the opt-in Host check) and a page that posts a form (refused by its Origin).
  */
 import { request } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { type AdapterOptions, guardedAdapters, nodeAdapter, startReceiver } from './adapters.ts';
-import { storedFiles, wire } from './helpers.ts';
+import {
+  type AdapterOptions,
+  guardedAdapters,
+  type HarnessOptions,
+  nodeAdapter,
+  startReceiver,
+} from './adapters.ts';
+import { eventually, storedFiles, wire } from './helpers.ts';
 
 /** POSTs a callback with extra headers; the answer's status, code and nosniff header. */
 async function sendWith(url: string, headers: Record<string, string>) {
@@ -92,5 +98,31 @@ describe.each(adaptersWith({}))('$name', (adapter) => {
   it('takes any Host when no allowedHosts are given: the check is opt-in for an app', async () => {
     const harness = await startReceiver(adapter);
     expect((await sendWith(harness.url, { host: 'rebind.test' })).status).toBe(200);
+  });
+
+  it('refuses a callback carrying an Origin with 500 cross_origin_request, storing nothing', async () => {
+    const harness = await startReceiver(adapter);
+    for (const origin of ['https://evil.example', 'null', `http://127.0.0.1:${harness.port}`]) {
+      const answer = await sendWith(harness.url, { origin });
+      expect([answer.status, answer.code], origin).toEqual([500, 'cross_origin_request']);
+    }
+    await harness.settled(3);
+    expect(harness.successes).toEqual([]);
+    expect(await storedFiles(harness.out)).toEqual([]);
+  });
+
+  it('refuses the page before checking a signature', async () => {
+    const harness = await startReceiver(adapter, { secret: `whsec_${'A'.repeat(32)}` });
+    const answer = await sendWith(harness.url, { origin: 'https://evil.example' });
+    expect([answer.status, answer.code]).toEqual([500, 'cross_origin_request']);
+  });
+
+  it('takes a callback from an origin in allowedOrigins', async () => {
+    const options: HarnessOptions = { allowedOrigins: ['https://app.example'] };
+    const harness = await startReceiver(adapter, options);
+    expect((await sendWith(harness.url, { origin: 'https://app.example' })).status).toBe(200);
+    const other = await sendWith(harness.url, { origin: 'https://other.example' });
+    expect(other.code).toBe('cross_origin_request');
+    await eventually(() => harness.successes.length === 1);
   });
 });
