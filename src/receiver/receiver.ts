@@ -139,7 +139,11 @@ function failureOf(
 function json(status: 200 | 500, body: unknown, closeConnection = false): ReceiverResponse {
   return {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    },
     body: JSON.stringify(body),
     closeConnection,
   };

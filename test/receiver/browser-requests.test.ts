@@ -1,6 +1,7 @@
 /**
  * What a browser can make a receiver do, through every adapter: a page on a rebinding name
- * (the opt-in Host check) and a page that posts a form (refused by its Origin).
+ * (the opt-in Host check), a page that posts a form (refused by its Origin), and what every
+ * answer says to a browser about its type (nosniff).
  */
 import { request } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -124,5 +125,17 @@ describe.each(adaptersWith({}))('$name', (adapter) => {
     const other = await sendWith(harness.url, { origin: 'https://other.example' });
     expect(other.code).toBe('cross_origin_request');
     await eventually(() => harness.successes.length === 1);
+  });
+
+  it('answers nosniff, taken or refused', async () => {
+    const harness = await startReceiver(adapter);
+    expect((await sendWith(harness.url, {})).nosniff).toBe('nosniff');
+    const refused = await request(harness.url, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'x' },
+    });
+    await refused.body.dump();
+    expect([refused.statusCode, refused.headers['x-content-type-options']]).toEqual([500, 'nosniff']);
   });
 });
