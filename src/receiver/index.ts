@@ -26,6 +26,7 @@ export {
   oncePerHost,
 } from './host-check.ts';
 export { allowedOriginsOf, crossOriginRefusal, originAllowed, originOf } from './origin-check.ts';
+export { checkMode, type FileModes, fileModesOf, parseMode } from './file-modes.ts';
 export { type BodyGuardOptions } from './adapters/body-guards.ts';
 export { DiskSink } from './disk-sink.ts';
 export { MemoryReceiptStore, type Receipt, type ReceiptClaims, type ReceiptStore } from './receipt-store.ts';

@@ -91,6 +91,13 @@ export interface ReceiverOptions {
    * refused `cross_origin_request`, and nothing is stored. Default none.
    */
   allowedOrigins?: readonly string[] | undefined;
+  /**
+   * Mode of the result files (and temporary files) it creates: 0o600 by default, the owner
+   * alone; widen it (0o640) for another process that reads them. Set past the umask.
+   */
+  fileMode?: number | undefined;
+  /** Mode of the directories it creates, `out` included: 0o700 by default; 0o750 with 0o640. */
+  dirMode?: number | undefined;
   /** Called once per new success callback; throw to answer 500 (the callback may come again). */
   onSuccess?: ((callback: ReceivedSuccess) => unknown) | undefined;
   /** Called once per new error callback; throw to answer 500. */

@@ -16,6 +16,7 @@ import {
 } from '../protocol/index.ts';
 import { claimSettingsOf, underClaim } from './cross-process-claim.ts';
 import { DiskSink, sweepStaleTemporaryFiles } from './disk-sink.ts';
+import { fileModesOf, makeDirectorySync } from './file-modes.ts';
 import { allowedOriginsOf, crossOriginRefusal } from './origin-check.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
 import { errorBodyOf, ReceiverError } from './receiver-error.ts';
@@ -189,7 +190,10 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   // signed callback; checked before the receipts database is opened, so nothing is left open.
   for (const secret of secrets) secretKey(secret);
   const origins = allowedOriginsOf(options.allowedOrigins);
+  const modes = fileModesOf(options);
   const claim = claimSettingsOf(options);
+  // Made here, before the receipts database would make it with the umask's mode.
+  if (!options.store) makeDirectorySync(out, modes);
   const store = options.store ?? new SqliteReceiptStore(join(out, 'receipts.sqlite'));
   // The callbacks being processed, by id_gen, each with the copies that wait for it. It holds
   // the waiters' wake-ups, not the work's promise: a Map that churns keeps stale entries in
@@ -209,7 +213,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     const sink: FileSinkFactory =
       options.sink ??
       (() => {
-        const disk = new DiskSink(out);
+        const disk = new DiskSink(out, modes);
         sinks.push(disk);
         return disk;
       });
