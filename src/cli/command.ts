@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { secretKey } from '../protocol/index.ts';
+import { allowedHostsOf } from '../receiver/index.ts';
 import { type DurationLimits, parseDuration } from './duration.ts';
 import { parseSize } from './size.ts';
 
@@ -253,4 +254,20 @@ export function sizeFlag(flag: string, value: string | undefined): number | unde
   } catch (error) {
     throw new UsageError(`${flag}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The `--allowed-host` values, each a host name, `.example.com` or `*`; a bad one is a
+ * {@link UsageError} (a port, a URL).
+ *
+ * @example
+ * allowedHostFlags(values['allowed-host']); // ['abc.tunnel.example']
+ */
+export function allowedHostFlags(values: readonly string[] | undefined): string[] {
+  try {
+    allowedHostsOf(values);
+  } catch (error) {
+    throw new UsageError(`--allowed-host: ${(error as Error).message}`);
+  }
+  return [...(values ?? [])];
 }
