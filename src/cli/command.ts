@@ -1,6 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { secretKey } from '../protocol/index.ts';
-import { allowedHostsOf } from '../receiver/index.ts';
+import { allowedHostsOf, allowedOriginsOf, checkMode, parseMode } from '../receiver/index.ts';
 import { type DurationLimits, parseDuration } from './duration.ts';
 import { parseSize } from './size.ts';
 
@@ -270,4 +270,39 @@ export function allowedHostFlags(values: readonly string[] | undefined): string[
     throw new UsageError(`--allowed-host: ${(error as Error).message}`);
   }
   return [...(values ?? [])];
+}
+
+/**
+ * The `--allow-origin` values, each an origin as a browser sends it (`https://app.example`); a bad
+ * one is a {@link UsageError}.
+ *
+ * @example
+ * allowOriginFlags(values['allow-origin']); // ['https://app.example']
+ */
+export function allowOriginFlags(values: readonly string[] | undefined): string[] {
+  try {
+    allowedOriginsOf(values);
+  } catch (error) {
+    throw new UsageError(`--allow-origin: ${(error as Error).message}`);
+  }
+  return [...(values ?? [])];
+}
+
+/**
+ * A permission flag's value (`0640`, octal) that keeps the owner's own access, or undefined when
+ * the flag is absent; anything else is a {@link UsageError} naming the flag.
+ *
+ * @example
+ * modeFlag('--file-mode', '0640', 'file'); // 0o640
+ */
+export function modeFlag(flag: string, value: string | undefined, kind: 'file' | 'dir'): number | undefined {
+  if (value === undefined) return undefined;
+  const mode = parseMode(value);
+  if (mode === null) throw new UsageError(`${flag} takes an octal mode such as 0640, not "${value}"`);
+  try {
+    checkMode(mode, kind, flag);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return mode;
 }

@@ -1,8 +1,9 @@
 /**
  * `mediahook listen` as a user runs it, against what a page in the developer's browser can do:
- * reach it on a rebinding name, sniff its answers.
+ * reach it on a rebinding name, post a form to it, sniff its answers; and what another local
+ * user can read of what it stores.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -37,6 +38,8 @@ async function get(url: string, headers: Record<string, string> = {}, method = '
   }
   return { status: response.statusCode, code, headers: response.headers };
 }
+
+const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
 
 describe('mediahook listen in reach of a browser', () => {
   let dir: string;
@@ -110,6 +113,19 @@ describe('mediahook listen in reach of a browser', () => {
     expect((await post(listener.url, callback(), undefined, { host: 'rebind.test' })).status).toBe(200);
   });
 
+  it('refuses a callback a page posts (it carries an Origin) with 500 cross_origin_request, storing nothing', async () => {
+    listener = await startListen(['--out', out, '--json', '--allow-origin', 'http://localhost:3000']);
+    for (const origin of ['https://evil.example', 'null', listener.url.slice(0, -1)]) {
+      const answer = await post(listener.url, callback(), undefined, { origin });
+      expect([answer.status, answer.body['error']?.code], origin).toEqual([500, 'cross_origin_request']);
+    }
+    expect((await readdir(out)).filter((name) => !name.startsWith('receipts'))).toEqual([]);
+    const allowed = await post(listener.url, callback(), undefined, { origin: 'http://localhost:3000' });
+    expect(allowed.status).toBe(200);
+    // The inspector's pages are read-only: a foreign Origin changes nothing there.
+    expect((await get(listener.url, { origin: 'https://evil.example' })).status).toBe(200);
+  });
+
   it('answers nosniff on every kind of answer', async () => {
     listener = await startListen(['--out', out]);
     const sent = callback();
@@ -132,12 +148,33 @@ describe('mediahook listen in reach of a browser', () => {
     for (const answer of cases) expect(answer.headers['x-content-type-options']).toBe('nosniff');
     expect(cases[4]!.headers['cross-origin-resource-policy']).toBe('same-origin');
   });
+
+  it('stores files 0600 in directories it makes 0700, or as --file-mode and --dir-mode widen them', async () => {
+    listener = await startListen(['--out', out]);
+    const first = callback();
+    expect((await post(listener.url, first)).status).toBe(200);
+    expect([await modeOf(out), await modeOf(join(out, `${first.id_gen}.jpg`))]).toEqual([0o700, 0o600]);
+    await listener.stop();
+    const shared = join(dir, 'shared', 'callbacks');
+    listener = await startListen(['--out', shared, '--file-mode', '0640', '--dir-mode', '0750']);
+    const second = callback();
+    expect((await post(listener.url, second)).status).toBe(200);
+    expect([
+      await modeOf(join(dir, 'shared')),
+      await modeOf(shared),
+      await modeOf(join(shared, `${second.id_gen}.jpg`)),
+    ]).toEqual([0o750, 0o750, 0o640]);
+  });
 });
 
 describe('mediahook listen flags', () => {
   it.each([
+    [['--file-mode', '999'], /--file-mode takes an octal mode/],
+    [['--file-mode', '0400'], /--file-mode 0400 takes away/],
+    [['--dir-mode', '0600'], /--dir-mode 0600 takes away/],
     [['--allowed-host', 'hooks.example.com:9000'], /--allowed-host: .*without a port/],
     [['--allowed-host', 'https://hooks.example.com/'], /--allowed-host: .*not a host name/],
+    [['--allow-origin', '*'], /--allow-origin: .*not an origin/],
   ])('refuses %j as wrong usage (exit 2)', async (args, message) => {
     const run = await runCli(['listen', '--port', '0', ...args]);
     expect(run.code).toBe(2);
@@ -146,7 +183,12 @@ describe('mediahook listen flags', () => {
 
   it('lists the new flags in --help', async () => {
     const run = await runCli(['listen', '--help']);
-    for (const flag of ['--allowed-host NAME']) {
+    for (const flag of [
+      '--allowed-host NAME',
+      '--allow-origin ORIGIN',
+      '--file-mode MODE',
+      '--dir-mode MODE',
+    ]) {
       expect(run.stdout).toContain(flag);
     }
   });
