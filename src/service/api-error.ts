@@ -33,6 +33,14 @@ export function unauthorized(keyGiven: boolean): ApiError {
   });
 }
 
+/**
+ * 421 to a request for a Host the server does not answer to: a page on a rebinding name
+ * (DNS rebinding) reads and drives nothing.
+ */
+export function hostNotAllowed(message: string): ApiError {
+  return new ApiError(421, 'host_not_allowed', message);
+}
+
 const STORE_STATUS: Record<string, number> = {
   not_found: 404,
   conflict: 409,

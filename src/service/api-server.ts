@@ -7,8 +7,15 @@ import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
 import { sendFileAnswer } from '../web/file-response.ts';
 import { sendRevalidated } from '../web/revalidated-answer.ts';
 import { requestTargetOf } from '../web/request-target.ts';
+import {
+  allowedHostsOf,
+  hostAllowed,
+  hostHint,
+  hostNotAllowedMessage,
+  oncePerHost,
+} from '../receiver/index.ts';
 import { requestHeadError } from './api-http-server.ts';
-import { ApiError, apiErrorResponse, methodNotAllowed, unauthorized } from './api-error.ts';
+import { ApiError, apiErrorResponse, hostNotAllowed, methodNotAllowed, unauthorized } from './api-error.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
 import { MAX_JSON_BYTES, parseCreateOperation } from './request-validation.ts';
@@ -22,6 +29,11 @@ export interface ApiOptions {
   log: Logger;
   /** Where requests are tracked for a graceful shutdown. */
   drain?: RequestDrain;
+  /**
+   * Host names answered besides IP addresses and `localhost` (`.example.com`: that name and
+   * those under it; `*`: any): any other Host is `421 host_not_allowed`, against DNS rebinding.
+   */
+  allowedHosts?: readonly string[] | undefined;
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -162,6 +174,10 @@ function oneOf<T extends string>(name: string, value: string | null, allowed: re
  */
 export function createApiHandler(options: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { store, blobs, metrics, log } = options;
+  const hosts = allowedHostsOf(options.allowedHosts);
+  const hostRefused = oncePerHost((host, last) =>
+    log('warn', 'host_not_allowed', { host, hint: hostHint(host, '--allowed-host', last) }),
+  );
   const openapi = JSON.stringify(openApiDocument());
   /** The routes outside `/v1`, open to all, GET only: their media type and text. */
   const open = new Map<string, () => Promise<[string, string]> | [string, string]>([
@@ -231,6 +247,11 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const refusal = requestHeadError(req);
     if (refusal) throw refusal;
+    const host = req.headers.host;
+    if (!hostAllowed(host, hosts)) {
+      hostRefused(host!);
+      throw hostNotAllowed(hostNotAllowedMessage(host!));
+    }
     const url = requestTargetOf(req);
     if (url === null) throw new ApiError(400, 'invalid_request', 'the request target is not a valid URL');
     const path = url.pathname;

@@ -36,6 +36,11 @@ export interface ServiceOptions {
    * 60 s for generations (renewed while they run).
    */
   leaseMs?: number | undefined;
+  /**
+   * Host names the API answers besides IP addresses and `localhost` (`.example.com` for a domain,
+   * `*` for any): another Host is `421 host_not_allowed`, against DNS rebinding. Default none.
+   */
+  allowedHosts?: readonly string[] | undefined;
   /** Run the generation and delivery workers in this process (true). */
   workers?: boolean | undefined;
   log?: Logger | undefined;
@@ -120,7 +125,14 @@ export function createService(options: ServiceOptions): Service {
   const runWorkers = options.workers ?? true;
   const drain = new RequestDrain();
   return {
-    handler: createApiHandler({ store: options.store, blobs, metrics, log, drain }),
+    handler: createApiHandler({
+      store: options.store,
+      blobs,
+      metrics,
+      log,
+      drain,
+      allowedHosts: options.allowedHosts,
+    }),
     metrics,
     blobs,
     async start() {

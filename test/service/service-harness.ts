@@ -14,7 +14,7 @@ import type { SsrfPolicy } from '../../src/delivery/index.ts';
 import type { ReceiverOutcome } from '../../src/receiver/index.ts';
 import { createApiServer } from '../../src/service/api-http-server.ts';
 import { builtInGenerator, type Generator } from '../../src/service/generators/index.ts';
-import { silentLogger } from '../../src/service/json-log.ts';
+import { type Logger, silentLogger } from '../../src/service/json-log.ts';
 import { createService, type Service } from '../../src/service/service.ts';
 import { type OperationResource, openStore, type Store } from '../../src/store/index.ts';
 import { createListenServer, type ListenServer } from '../../src/web/listen-server.ts';
@@ -100,7 +100,14 @@ export interface RunningService {
  * webhook addresses allowed unless `ssrf` says otherwise.
  */
 export async function startService(
-  options: { db?: string; workers?: boolean; ssrf?: SsrfPolicy; generator?: Generator } = {},
+  options: {
+    db?: string;
+    workers?: boolean;
+    ssrf?: SsrfPolicy;
+    generator?: Generator;
+    allowedHosts?: string[];
+    log?: Logger;
+  } = {},
 ): Promise<RunningService> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
   const store = openStore(options.db ?? join(dir, 'mediahook.sqlite'));
@@ -113,7 +120,8 @@ export async function startService(
     ssrf: options.ssrf ?? { allowPrivate: true },
     retrySchedule: [200, 200, 200],
     workers: options.workers,
-    log: silentLogger,
+    allowedHosts: options.allowedHosts,
+    log: options.log ?? silentLogger,
   });
   await service.start();
   const server = createApiServer(service.handler);
