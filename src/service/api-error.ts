@@ -41,6 +41,15 @@ export function hostNotAllowed(message: string): ApiError {
   return new ApiError(421, 'host_not_allowed', message);
 }
 
+/** 403 to a state-changing request that another site's page made, whatever its key. */
+export function crossSiteRequest(reason: string): ApiError {
+  return new ApiError(
+    403,
+    'cross_site_request',
+    `a page of another site made this request (${reason}); allow its origin with --allow-origin (allowedOrigins)`,
+  );
+}
+
 const STORE_STATUS: Record<string, number> = {
   not_found: 404,
   conflict: 409,

@@ -9,13 +9,22 @@ import { sendRevalidated } from '../web/revalidated-answer.ts';
 import { requestTargetOf } from '../web/request-target.ts';
 import {
   allowedHostsOf,
+  allowedOriginsOf,
   hostAllowed,
   hostHint,
   hostNotAllowedMessage,
   oncePerHost,
 } from '../receiver/index.ts';
 import { requestHeadError } from './api-http-server.ts';
-import { ApiError, apiErrorResponse, hostNotAllowed, methodNotAllowed, unauthorized } from './api-error.ts';
+import {
+  ApiError,
+  apiErrorResponse,
+  crossSiteRequest,
+  hostNotAllowed,
+  methodNotAllowed,
+  unauthorized,
+} from './api-error.ts';
+import { corsHeaders, crossSiteReason, isAllowedPreflight, PREFLIGHT_HEADERS } from './cross-site.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
 import { MAX_JSON_BYTES, parseCreateOperation } from './request-validation.ts';
@@ -34,6 +43,8 @@ export interface ApiOptions {
    * those under it; `*`: any): any other Host is `421 host_not_allowed`, against DNS rebinding.
    */
   allowedHosts?: readonly string[] | undefined;
+  /** Origins whose pages may change state (POST) and read answers (CORS); others' POSTs are 403. */
+  allowedOrigins?: readonly string[] | undefined;
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -175,6 +186,7 @@ function oneOf<T extends string>(name: string, value: string | null, allowed: re
 export function createApiHandler(options: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { store, blobs, metrics, log } = options;
   const hosts = allowedHostsOf(options.allowedHosts);
+  const origins = allowedOriginsOf(options.allowedOrigins);
   const hostRefused = oncePerHost((host, last) =>
     log('warn', 'host_not_allowed', { host, hint: hostHint(host, '--allowed-host', last) }),
   );
@@ -262,6 +274,13 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       return send(res, 200, type, text, path === '/' ? DASHBOARD_HEADERS : {});
     }
     if (!path.startsWith('/v1/')) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
+    // Before the key: a page of another site is refused whatever key the browser would send.
+    const crossSite = crossSiteReason(req.method, req.headers, origins);
+    if (crossSite !== null) throw crossSiteRequest(crossSite);
+    if (isAllowedPreflight(req.method, req.headers, origins)) {
+      res.writeHead(204, PREFLIGHT_HEADERS);
+      return void res.end();
+    }
     await authorize(req);
 
     if (path === '/v1/operations') {
@@ -301,6 +320,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   }
 
   return (req, res) => {
+    for (const [name, value] of Object.entries(corsHeaders(req.headers, origins))) res.setHeader(name, value);
     const handled = route(req, res).catch((error: unknown) => {
       const { status, headers, body } = apiErrorResponse(error);
       if (status >= 500) log('error', 'api_error', { path: req.url, error });

@@ -41,6 +41,11 @@ export interface ServiceOptions {
    * `*` for any): another Host is `421 host_not_allowed`, against DNS rebinding. Default none.
    */
   allowedHosts?: readonly string[] | undefined;
+  /**
+   * Origins whose browser pages may call the API's POST routes (and read its answers, by CORS):
+   * another site's POST is `403 cross_site_request`, key or not. Default none.
+   */
+  allowedOrigins?: readonly string[] | undefined;
   /** Run the generation and delivery workers in this process (true). */
   workers?: boolean | undefined;
   log?: Logger | undefined;
@@ -132,6 +137,7 @@ export function createService(options: ServiceOptions): Service {
       log,
       drain,
       allowedHosts: options.allowedHosts,
+      allowedOrigins: options.allowedOrigins,
     }),
     metrics,
     blobs,

@@ -1,9 +1,11 @@
 /**
  * What a page in the developer's browser can make the service do: on a rebinding name it gets
- * 421 on every route.
+ * 421 on every route; from another site its state-changing requests are 403, key or not, unless
+ * its origin is allowed (then with CORS).
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { apiKeyHash } from '../../src/service/api-server.ts';
 import { type RunningService, startService } from './service-harness.ts';
 
 const GOOD = { kind: 'image', family: 'A', prompt: 'p', webhook_url: 'http://127.0.0.1:9/x' };
@@ -91,5 +93,112 @@ describe('the service with allowedHosts *', () => {
     const run = await startService({ workers: false, allowedHosts: ['*'] });
     onTestFinished(() => run.stop());
     expect((await call(run, 'GET', '/v1/operations', { host: 'rebind.test' })).status).toBe(200);
+  });
+});
+
+describe('the service against requests from another site', () => {
+  let run: RunningService;
+  beforeAll(async () => {
+    run = await startService({ workers: false });
+  });
+  afterAll(() => run?.stop());
+
+  const CROSS_SITE: Record<string, string>[] = [
+    { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+    { 'sec-fetch-site': 'same-site', origin: 'http://localhost:3000' },
+    { 'sec-fetch-site': 'cross-site' },
+    { origin: 'https://evil.example' },
+    { origin: 'null' },
+    { origin: 'http://127.0.0.1:1' },
+  ];
+
+  it('refuses POST, DELETE and PATCH under /v1 with 403 cross_site_request, changing nothing', async () => {
+    const created = await call(run, 'POST', '/v1/operations');
+    expect(created.status).toBe(202);
+    const [operation] = await run.store.listOperations({ limit: 1 });
+    for (const headers of CROSS_SITE) {
+      for (const [method, path] of [
+        ['POST', '/v1/operations'],
+        ['POST', `/v1/operations/${operation!.id_gen}/redeliver`],
+        ['DELETE', `/v1/operations/${operation!.id_gen}`],
+        ['PATCH', '/v1/operations'],
+        ['OPTIONS', '/v1/operations'],
+      ] as const) {
+        const answer = await call(run, method, path, headers);
+        expect([answer.status, answer.code], `${JSON.stringify(headers)} ${method} ${path}`).toEqual([
+          403,
+          'cross_site_request',
+        ]);
+      }
+    }
+    expect(await run.store.listOperations({ limit: 10 })).toHaveLength(1);
+    expect((await run.store.getOperation(operation!.id_gen))?.callback.state).toBe(operation!.callback.state);
+  });
+
+  it('takes the same requests from its own origin, from no browser, or as a page opened directly', async () => {
+    const own = run.url;
+    for (const headers of [
+      {},
+      { origin: own },
+      { origin: own.replace('http:', 'https:') },
+      { origin: own, 'sec-fetch-site': 'same-origin' },
+      { 'sec-fetch-site': 'none' },
+    ]) {
+      expect((await call(run, 'POST', '/v1/operations', headers)).status, JSON.stringify(headers)).toBe(202);
+    }
+  });
+
+  it('answers GETs from another site, which its page cannot read without CORS', async () => {
+    const answer = await call(run, 'GET', '/v1/operations', CROSS_SITE[0]);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('refuses another site with a key as without one, before the key is asked for', async () => {
+    const keyed = await startService({ workers: false });
+    onTestFinished(() => keyed.stop());
+    const key = 'mh_test-key-0123456789';
+    await keyed.store.addApiKey({
+      hash: apiKeyHash(key),
+      prefix: key.slice(0, 7),
+      label: null,
+      created_at: 0,
+    });
+    const bearer = { authorization: `Bearer ${key}` };
+    for (const headers of [
+      CROSS_SITE[0]!,
+      { ...CROSS_SITE[0], ...bearer },
+      { ...CROSS_SITE[3], ...bearer },
+    ]) {
+      const answer = await call(keyed, 'POST', '/v1/operations', headers);
+      expect([answer.status, answer.code]).toEqual([403, 'cross_site_request']);
+    }
+    expect((await call(keyed, 'POST', '/v1/operations', { ...bearer, origin: keyed.url })).status).toBe(202);
+  });
+});
+
+describe('the service with allowedOrigins', () => {
+  it('lets that origin change state and read the answers by CORS, its preflight answered', async () => {
+    const app = 'https://app.example';
+    const run = await startService({ workers: false, allowedOrigins: [app] });
+    onTestFinished(() => run.stop());
+    const created = await call(run, 'POST', '/v1/operations', {
+      origin: app,
+      'sec-fetch-site': 'cross-site',
+    });
+    expect(created.status).toBe(202);
+    expect(created.headers['access-control-allow-origin']).toBe(app);
+    expect(created.headers['vary']).toBe('origin');
+    const preflight = await call(run, 'OPTIONS', '/v1/operations', {
+      origin: app,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type',
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe(app);
+    expect(preflight.headers['access-control-allow-methods']).toMatch(/POST/);
+    expect(preflight.headers['access-control-allow-headers']).toMatch(/authorization/);
+    const other = await call(run, 'POST', '/v1/operations', { origin: 'https://other.example' });
+    expect([other.status, other.headers['access-control-allow-origin']]).toEqual([403, undefined]);
   });
 });

@@ -106,6 +106,7 @@ export async function startService(
     ssrf?: SsrfPolicy;
     generator?: Generator;
     allowedHosts?: string[];
+    allowedOrigins?: string[];
     log?: Logger;
   } = {},
 ): Promise<RunningService> {
@@ -121,6 +122,7 @@ export async function startService(
     retrySchedule: [200, 200, 200],
     workers: options.workers,
     allowedHosts: options.allowedHosts,
+    allowedOrigins: options.allowedOrigins,
     log: options.log ?? silentLogger,
   });
   await service.start();
