@@ -251,6 +251,8 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       record?.result != null &&
       (await sendFileAnswer(res, blobs.pathOf(record.result.key), {
         'content-type': record.result.media_type,
+        // Another site's page cannot embed it (<img src>) and learn from whether it loads.
+        'cross-origin-resource-policy': 'same-origin',
         'cache-control': 'no-store',
       }));
     if (!sent) throw new ApiError(404, 'not_found', 'this operation has no result file (any more)');
@@ -320,6 +322,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   }
 
   return (req, res) => {
+    res.setHeader('x-content-type-options', 'nosniff');
     for (const [name, value] of Object.entries(corsHeaders(req.headers, origins))) res.setHeader(name, value);
     const handled = route(req, res).catch((error: unknown) => {
       const { status, headers, body } = apiErrorResponse(error);

@@ -1,12 +1,13 @@
 /**
  * What a page in the developer's browser can make the service do: on a rebinding name it gets
  * 421 on every route; from another site its state-changing requests are 403, key or not, unless
- * its origin is allowed (then with CORS).
+ * its origin is allowed (then with CORS); and no answer can be sniffed into another type.
  */
+import { connect } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { apiKeyHash } from '../../src/service/api-server.ts';
-import { type RunningService, startService } from './service-harness.ts';
+import { type RunningService, startService, waitForCallback } from './service-harness.ts';
 
 const GOOD = { kind: 'image', family: 'A', prompt: 'p', webhook_url: 'http://127.0.0.1:9/x' };
 
@@ -200,5 +201,70 @@ describe('the service with allowedOrigins', () => {
     expect(preflight.headers['access-control-allow-headers']).toMatch(/authorization/);
     const other = await call(run, 'POST', '/v1/operations', { origin: 'https://other.example' });
     expect([other.status, other.headers['access-control-allow-origin']]).toEqual([403, undefined]);
+  });
+});
+
+/** Sends bytes that are not HTTP and returns the raw answer. */
+function exchange(url: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(bytes));
+    let answer = '';
+    socket.setEncoding('latin1').on('data', (text: string) => (answer += text));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+describe('the service and content sniffing', () => {
+  it('answers nosniff on every kind of answer', async () => {
+    const run = await startService({ workers: false });
+    onTestFinished(() => run.stop());
+    await call(run, 'POST', '/v1/operations');
+    const [operation] = await run.store.listOperations({ limit: 1 });
+    const listed = await call(run, 'GET', '/v1/operations');
+    const cases: [string, string, Record<string, string>][] = [
+      ['GET', '/', {}],
+      ['HEAD', '/', {}],
+      ['GET', '/healthz', {}],
+      ['GET', '/metrics', {}],
+      ['GET', '/openapi.json', {}],
+      ['GET', '/v1/operations', {}],
+      ['GET', '/v1/operations', { 'if-none-match': listed.headers['etag'] as string }],
+      ['POST', '/v1/operations', {}],
+      ['GET', `/v1/operations/${operation!.id_gen}/result`, {}],
+      ['GET', '/v1/nothing', {}],
+      ['PUT', '/v1/operations', {}],
+      ['POST', `/v1/operations/${operation!.id_gen}/redeliver`, {}],
+      ['GET', '/v1/operations?limit=0', {}],
+      ['GET', '/v1/operations', { host: 'rebind.test' }],
+      ['POST', '/v1/operations', { origin: 'https://evil.example' }],
+    ];
+    const statuses: number[] = [];
+    for (const [method, path, headers] of cases) {
+      const answer = await call(run, method, path, headers);
+      statuses.push(answer.status);
+      expect(answer.headers['x-content-type-options'], `${method} ${path} ${answer.status}`).toBe('nosniff');
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 304, 202, 404, 404, 405, 409, 400, 421, 403]);
+    const broken = await exchange(
+      run.url,
+      'GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n',
+    );
+    expect(broken).toMatch(/^HTTP\/1\.1 400 [^]*\r\nx-content-type-options: nosniff\r\n/i);
+  });
+});
+
+describe('a result file', () => {
+  it('is sent nosniff, and for this origin only to embed', async () => {
+    const run = await startService();
+    onTestFinished(() => run.stop());
+    await call(run, 'POST', '/v1/operations');
+    const [operation] = await run.store.listOperations({ limit: 1 });
+    await waitForCallback(run, operation!.id_gen, ['retrying', 'dead', 'delivered', 'gone']);
+    const answer = await call(run, 'GET', `/v1/operations/${operation!.id_gen}/result`);
+    expect([answer.status, answer.headers['content-type']]).toEqual([200, 'image/jpeg']);
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(answer.headers['cross-origin-resource-policy']).toBe('same-origin');
   });
 });
