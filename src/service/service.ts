@@ -143,7 +143,8 @@ export function createService(options: ServiceOptions): Service {
     blobs,
     async start() {
       if (!runWorkers) return;
-      await mkdir(join(options.dataDir, 'work'), { recursive: true });
+      // The data directory too, when missing: the owner's alone, as every file in it.
+      await mkdir(join(options.dataDir, 'work'), { recursive: true, mode: 0o700 });
       await generation.start();
       await delivery.start();
     },
