@@ -1,5 +1,8 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { secretKey } from '../protocol/signature.ts';
+import { checkMode, parseMode } from '../receiver/file-modes.ts';
+import { allowedHostsOf } from '../receiver/host-check.ts';
+import { allowedOriginsOf } from '../receiver/origin-check.ts';
 import { type DurationLimits, parseDuration } from './duration.ts';
 import { parseSize } from './size.ts';
 
@@ -258,4 +261,55 @@ export function sizeFlag(flag: string, value: string | undefined): number | unde
   } catch (error) {
     throw new UsageError(`${flag}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The `--allowed-host` values, each a host name, `.example.com` or `*`; a bad one is a
+ * {@link UsageError} (a port, a URL).
+ *
+ * @example
+ * allowedHostFlags(values['allowed-host']); // ['abc.tunnel.example']
+ */
+export function allowedHostFlags(values: readonly string[] | undefined): string[] {
+  try {
+    allowedHostsOf(values);
+  } catch (error) {
+    throw new UsageError(`--allowed-host: ${(error as Error).message}`);
+  }
+  return [...(values ?? [])];
+}
+
+/**
+ * The `--allow-origin` values, each an origin as a browser sends it (`https://app.example`); a bad
+ * one is a {@link UsageError}.
+ *
+ * @example
+ * allowOriginFlags(values['allow-origin']); // ['https://app.example']
+ */
+export function allowOriginFlags(values: readonly string[] | undefined): string[] {
+  try {
+    allowedOriginsOf(values);
+  } catch (error) {
+    throw new UsageError(`--allow-origin: ${(error as Error).message}`);
+  }
+  return [...(values ?? [])];
+}
+
+/**
+ * A permission flag's value (`0640`, octal) that keeps the owner's own access, or undefined when
+ * the flag is absent; anything else is a {@link UsageError} naming the flag.
+ *
+ * @example
+ * modeFlag('--file-mode', '0640', 'file'); // 0o640
+ */
+export function modeFlag(flag: string, value: string | undefined, kind: 'file' | 'dir'): number | undefined {
+  if (value === undefined) return undefined;
+  const mode = parseMode(value);
+  if (mode === null) throw new UsageError(`${flag} takes an octal mode such as 0640, not "${value}"`);
+  try {
+    checkMode(mode, kind, flag);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return mode;
 }

@@ -9,6 +9,8 @@
  * process.exitCode = await main(process.argv.slice(2));
  */
 export {
+  allowedHostFlags,
+  allowOriginFlags,
   type CliIo,
   type Command,
   type CommandEntry,

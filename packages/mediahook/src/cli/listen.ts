@@ -3,12 +3,16 @@ import type { AddressInfo } from 'node:net';
 import type { Family } from '../protocol/index.ts';
 import { listenLineOf, listenRecordOf } from '../web/listen-record.ts';
 import { createListenServer } from '../web/listen-server.ts';
+import { hostHint, oncePerHost } from '../receiver/index.ts';
 import {
+  allowedHostFlags,
+  allowOriginFlags,
   type CliIo,
   type Command,
   durationFlag,
   escapeControls,
   jsonLine,
+  modeFlag,
   parseCommandArgs,
   portFlag,
   secretFlags,
@@ -37,6 +41,13 @@ Options:
   --min-upload-rate SIZE   fail an upload slower than SIZE a second over 30s (default 1KiB; 0: off)
   --request-timeout DUR    fail an upload not whole this long after it began (default 1h; 0s: off)
   --tolerance DUR          signature timestamp tolerance (default 5m)
+  --allowed-host NAME      answer requests for this Host name too (repeatable; .example.com for
+                           it and its subdomains; * for any); by default only IP addresses and
+                           localhost are answered, against DNS rebinding (a tunnel needs its name)
+  --allow-origin ORIGIN    take callbacks that a browser page of this origin posts (repeatable);
+                           by default a request with an Origin header is refused
+  --file-mode MODE         mode of the files it stores (default 0600; 0640 lets a group read)
+  --dir-mode MODE          mode of the directories it creates (default 0700; 0750 with 0640)
   --help, -h               show this help
 
 Runs until SIGINT or SIGTERM. Exit status: 0 after a signal; 1 when it cannot listen or store;
@@ -60,6 +71,10 @@ export const listenCommand: Command = {
       'min-upload-rate': { type: 'string' },
       'request-timeout': { type: 'string' },
       tolerance: { type: 'string' },
+      'allowed-host': { type: 'string', multiple: true },
+      'allow-origin': { type: 'string', multiple: true },
+      'file-mode': { type: 'string' },
+      'dir-mode': { type: 'string' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const port = portFlag('--port', values.port, 9000);
@@ -73,7 +88,15 @@ export const listenCommand: Command = {
       headerBytes: sizeFlag('--max-header-size', values['max-header-size']),
     };
     const json = values.json === true;
+    const hostHinted = oncePerHost((host, last) =>
+      io.stderr.write(`mediahook listen: ${escapeControls(hostHint(host, '--allowed-host', last))}\n`),
+    );
     const listen = createListenServer({
+      allowedHosts: allowedHostFlags(values['allowed-host']),
+      onHostRefused: hostHinted,
+      allowedOrigins: allowOriginFlags(values['allow-origin']),
+      fileMode: modeFlag('--file-mode', values['file-mode'], 'file'),
+      dirMode: modeFlag('--dir-mode', values['dir-mode'], 'dir'),
       out: values.out ?? 'callbacks',
       secret: secrets,
       family: values.family as Family | undefined,

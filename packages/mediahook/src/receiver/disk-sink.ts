@@ -1,8 +1,12 @@
-import { type FileHandle, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { emitWarning } from 'node:process';
 import type { FileSink } from '../protocol/index.ts';
+import { type FileModes, fileModesOf, makeParentDirectory } from './file-modes.ts';
 import { uniqueName } from './store-files.ts';
+
+/** 0600 files, 0700 directories. */
+const DEFAULT_MODES = fileModesOf({});
 
 /** Bytes gathered before one `writev`: fewer system calls than one write per socket chunk. */
 const BATCH_BYTES = 2 * 1024 * 1024;
@@ -131,7 +135,8 @@ function syncDirectory(directory: string): Promise<void> {
 /**
  * A sink that writes a result file to a temporary file next to its final place, then, once the
  * callback is known valid, fsyncs and renames it atomically. A rejected or aborted callback
- * leaves nothing behind. One write is in flight while the next batch gathers.
+ * leaves nothing behind. One write is in flight while the next batch gathers. Files are made
+ * 0600 and missing directories 0700 unless `modes` widens them (`fileModesOf`).
  *
  * @example
  * const sink = new DiskSink('/data/callbacks');
@@ -154,9 +159,11 @@ export class DiskSink implements FileSink {
   #closed = false;
   #finalPath: string | null = null;
   #gone = false;
+  readonly #modes: FileModes;
 
-  constructor(directory: string) {
+  constructor(directory: string, modes: FileModes = DEFAULT_MODES) {
     this.tempPath = join(directory, `.incoming-${uniqueName()}.part`);
+    this.#modes = modes;
   }
 
   /** Bytes given to `write` so far, whether or not they have reached the file yet. */
@@ -182,13 +189,26 @@ export class DiskSink implements FileSink {
   }
 
   #open(): Promise<FileHandle> {
-    // The directory is made only when it is missing: one system call fewer for every file.
-    this.#handle ??= open(this.tempPath, 'wx', 0o644).catch(async (error: unknown) => {
-      if (!isMissing(error)) throw error;
-      await mkdir(dirname(this.tempPath), { recursive: true });
-      return open(this.tempPath, 'wx', 0o644);
-    });
+    this.#handle ??= this.#create();
     return this.#handle;
+  }
+
+  async #create(): Promise<FileHandle> {
+    const mode = this.#modes.file;
+    // The directory is made only when it is missing: one system call fewer for every file.
+    const handle = await open(this.tempPath, 'wx', mode).catch(async (error: unknown) => {
+      if (!isMissing(error)) throw error;
+      await makeParentDirectory(this.tempPath, this.#modes);
+      return open(this.tempPath, 'wx', mode);
+    });
+    // A widened mode is set past the umask; a failure here fails the sink like a write's.
+    if (this.#modes.exactFile) {
+      await handle.chmod(mode).catch(async (error: unknown) => {
+        await handle.close();
+        throw error;
+      });
+    }
+    return handle;
   }
 
   #startWrite(): void {
@@ -251,7 +271,7 @@ export class DiskSink implements FileSink {
     await rename(this.tempPath, finalPath).catch(async (error: unknown) => {
       // As in #open: the final directory is made only when the rename finds it missing.
       if (!isMissing(error)) throw error;
-      await mkdir(dirname(finalPath), { recursive: true });
+      await makeParentDirectory(finalPath, this.#modes);
       await rename(this.tempPath, finalPath);
     });
     this.#finalPath = finalPath;

@@ -13,7 +13,20 @@ export {
   nodeHandler,
   sendNodeResponse,
 } from './adapters/node-http.ts';
-export { webHandler } from './adapters/web.ts';
+export { webHandler, type WebHandlerOptions } from './adapters/web.ts';
+export { type HostGuardOptions } from './adapters/host-guard.ts';
+export {
+  allowedHostsOf,
+  type AllowedHosts,
+  classifyHost,
+  hostAllowed,
+  hostHint,
+  type HostName,
+  hostNotAllowedMessage,
+  oncePerHost,
+} from './host-check.ts';
+export { allowedOriginsOf, crossOriginRefusal, originAllowed, originOf } from './origin-check.ts';
+export { checkMode, type FileModes, fileModesOf, parseMode } from './file-modes.ts';
 export { type BodyGuardOptions } from './adapters/body-guards.ts';
 export { DirectoryReceiptStore } from './directory-receipt-store.ts';
 export { DiskSink } from './disk-sink.ts';

@@ -10,7 +10,9 @@ export type ReceiverErrorCode =
   | 'timeout'
   | 'in_progress'
   | 'storage_failed'
-  | 'internal_error';
+  | 'internal_error'
+  | 'host_not_allowed'
+  | 'cross_origin_request';
 
 /** A receiver's own failure, with a stable code. */
 export class ReceiverError extends Error {

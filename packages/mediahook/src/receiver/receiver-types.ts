@@ -1,5 +1,13 @@
-import type { ErrorCallback, ReceivedFile, FileSink, SuccessCallback } from '../protocol/index.ts';
-import type { Receipt } from './receipt-store.ts';
+import type {
+  ErrorCallback,
+  Family,
+  FileSink,
+  FileSinkFactory,
+  Limits,
+  ReceivedFile,
+  SuccessCallback,
+} from '../protocol/index.ts';
+import type { Receipt, ReceiptStore } from './receipt-store.ts';
 import type { ErrorBody } from './receiver-error.ts';
 
 /** A request as an adapter hands it over: a header lookup and the body, live or already read. */
@@ -49,4 +57,51 @@ export interface ReceiverOutcome {
   durationMs: number;
   /** The request headers that matter to someone debugging a callback. */
   headers: Record<string, string>;
+}
+
+export interface ReceiverOptions {
+  /** Directory for result files (and, by default, receipts in its `.mediahook` folder). Default `./callbacks`. */
+  out?: string | undefined;
+  /** Take the file bytes yourself instead of storing them in `out`. */
+  sink?: FileSinkFactory | undefined;
+  /**
+   * `whsec_…` secret(s): when set, every callback must carry a valid signature. A malformed
+   * secret makes `createReceiver` throw a TypeError.
+   */
+  secret?: string | readonly string[] | undefined;
+  /** Signature timestamp tolerance in seconds (300). */
+  toleranceSeconds?: number | undefined;
+  limits?: Partial<Limits> | undefined;
+  /**
+   * Largest whole request body (`body_too_large`). By default the file limit plus 1 MiB, and a
+   * `Content-Length` over it is answered `file_too_large`, as the file must be what is over.
+   */
+  maxBodyBytes?: number | undefined;
+  /** Accept only this family. */
+  family?: Family | undefined;
+  /** Idempotency records; default a `DirectoryReceiptStore` in `<out>/.mediahook`. */
+  store?: ReceiptStore | undefined;
+  /** Life of an unrenewed claim (ms, 30 s): a dead process's claim on a callback is taken over after it. */
+  claimTtlMs?: number | undefined;
+  /** How long a copy waits for another process handling the same callback (ms, 30 s): then `in_progress`. */
+  claimWaitMs?: number | undefined;
+  /**
+   * Origins whose browser pages may post callbacks (`https://app.example`). A sender never sends
+   * `Origin`, and a browser always does on a cross-origin POST: any other request carrying one is
+   * refused `cross_origin_request`, and nothing is stored. Default none.
+   */
+  allowedOrigins?: readonly string[] | undefined;
+  /**
+   * Mode of the result files (and temporary files) it creates: 0o600 by default, the owner
+   * alone; widen it (0o640) for another process that reads them. Set past the umask.
+   */
+  fileMode?: number | undefined;
+  /** Mode of the directories it creates, `out` included: 0o700 by default; 0o750 with 0o640. */
+  dirMode?: number | undefined;
+  /** Called once per new success callback; throw to answer 500 (the callback may come again). */
+  onSuccess?: ((callback: ReceivedSuccess) => unknown) | undefined;
+  /** Called once per new error callback; throw to answer 500. */
+  onError?: ((callback: ErrorCallback) => unknown) | undefined;
+  /** Told of every request's outcome, including duplicates and rejections. */
+  onOutcome?: ((outcome: ReceiverOutcome) => void) | undefined;
 }

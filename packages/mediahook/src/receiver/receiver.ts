@@ -6,9 +6,7 @@ import {
   type Callback,
   CallbackDecoder,
   DEFAULT_LIMITS,
-  type ErrorCallback,
   extensionOf,
-  type Family,
   type FileSink,
   type FileSinkFactory,
   type Limits,
@@ -19,6 +17,8 @@ import {
 import { claimSettingsOf, underClaim } from './cross-process-claim.ts';
 import { DirectoryReceiptStore } from './directory-receipt-store.ts';
 import { DiskSink, sweepStaleTemporaryFiles } from './disk-sink.ts';
+import { fileModesOf, makeDirectorySync } from './file-modes.ts';
+import { allowedOriginsOf, crossOriginRefusal } from './origin-check.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
 import { errorBodyOf, ReceiverError } from './receiver-error.ts';
 import {
@@ -30,15 +30,16 @@ import {
 } from './request-body.ts';
 import type {
   ReceivedCallback,
+  ReceiverOptions,
   ReceiverOutcome,
   ReceiverRequest,
   ReceiverResponse,
-  ReceivedSuccess,
 } from './receiver-types.ts';
 
 export type {
   ReceivedCallback,
   ReceivedSuccess,
+  ReceiverOptions,
   ReceiverOutcome,
   ReceiverRequest,
   ReceiverResponse,
@@ -61,40 +62,6 @@ function headersOf(request: ReceiverRequest): Record<string, string> {
     if (value !== undefined) headers[name] = value;
   }
   return headers;
-}
-
-export interface ReceiverOptions {
-  /** Directory for result files (and, by default, receipts in its `.mediahook` folder). Default `./callbacks`. */
-  out?: string | undefined;
-  /** Take the file bytes yourself instead of storing them in `out`. */
-  sink?: FileSinkFactory | undefined;
-  /**
-   * `whsec_…` secret(s): when set, every callback must carry a valid signature. A malformed
-   * secret makes `createReceiver` throw a TypeError.
-   */
-  secret?: string | readonly string[] | undefined;
-  /** Signature timestamp tolerance in seconds (300). */
-  toleranceSeconds?: number | undefined;
-  limits?: Partial<Limits> | undefined;
-  /**
-   * Largest whole request body (`body_too_large`). By default the file limit plus 1 MiB, and a
-   * `Content-Length` over it is answered `file_too_large`, as the file must be what is over.
-   */
-  maxBodyBytes?: number | undefined;
-  /** Accept only this family. */
-  family?: Family | undefined;
-  /** Idempotency records; default a {@link DirectoryReceiptStore} in `<out>/.mediahook`. */
-  store?: ReceiptStore | undefined;
-  /** Life of an unrenewed claim (ms, 30 s): a dead process's claim on a callback is taken over after it. */
-  claimTtlMs?: number | undefined;
-  /** How long a copy waits for another process handling the same callback (ms, 30 s): then `in_progress`. */
-  claimWaitMs?: number | undefined;
-  /** Called once per new success callback; throw to answer 500 (the callback may come again). */
-  onSuccess?: ((callback: ReceivedSuccess) => unknown) | undefined;
-  /** Called once per new error callback; throw to answer 500. */
-  onError?: ((callback: ErrorCallback) => unknown) | undefined;
-  /** Told of every request's outcome, including duplicates and rejections. */
-  onOutcome?: ((outcome: ReceiverOutcome) => void) | undefined;
 }
 
 /** The adapter-independent core: `handle()` turns a request into a 200 or 500 answer. */
@@ -173,7 +140,11 @@ function failureOf(
 function json(status: 200 | 500, body: unknown, closeConnection = false): ReceiverResponse {
   return {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    },
     body: JSON.stringify(body),
     closeConnection,
   };
@@ -218,7 +189,11 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   // A mistyped secret fails here, at start-up, rather than as an internal_error on every
   // signed callback; checked before the receipt store is opened, so nothing is left running.
   for (const secret of secrets) secretKey(secret);
+  const origins = allowedOriginsOf(options.allowedOrigins);
+  const modes = fileModesOf(options);
   const claim = claimSettingsOf(options);
+  // Made here with its mode, before the receipts' folder inside it would make it with the umask's.
+  if (!options.store) makeDirectorySync(out, modes);
   const store = options.store ?? new DirectoryReceiptStore(join(out, '.mediahook'));
   // The callbacks being processed, by id_gen, each with the copies that wait for it. It holds
   // the waiters' wake-ups, not the work's promise: a Map that churns keeps stale entries in
@@ -238,7 +213,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
     const sink: FileSinkFactory =
       options.sink ??
       (() => {
-        const disk = new DiskSink(out);
+        const disk = new DiskSink(out, modes);
         sinks.push(disk);
         return disk;
       });
@@ -358,6 +333,9 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
       let receipt: Receipt | null = null;
       try {
         if (request.failure !== undefined) throw failureOf(request, secrets, options.toleranceSeconds);
+        // Before the signature: a page in a browser is refused whatever it sent.
+        const crossOrigin = crossOriginRefusal(request.header('origin'), origins);
+        if (crossOrigin) throw crossOrigin;
         const decoded = await decode(request, sinks);
         const result = await accept(decoded, sinks[0], request);
         const duplicate = 'duplicateOf' in result;

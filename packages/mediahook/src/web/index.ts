@@ -2,7 +2,8 @@
 /**
  * What mediahook's pages and HTTP answers are made of, shared by `listen`'s inspector and the
  * service's dashboard in `@mediahook/server`: page security headers, the text-display helpers,
- * revalidated JSON answers, file answers with ranges, and the request target.
+ * revalidated JSON answers, file answers with ranges, the request target, and the Host and
+ * Origin checks that keep a browser's pages out.
  *
  * @example
  * import { pageHeaders, sendRevalidated } from 'mediahook/web';
@@ -12,3 +13,12 @@ export { pageHeaders, type PageSources } from './page-headers.ts';
 export { TEXT_SCRIPT, TEXT_STYLE } from './page-text.ts';
 export { requestTargetOf } from './request-target.ts';
 export { sendRevalidated } from './revalidated-answer.ts';
+export {
+  type AllowedHosts,
+  allowedHostsOf,
+  hostAllowed,
+  hostHint,
+  hostNotAllowedMessage,
+  oncePerHost,
+} from '../receiver/host-check.ts';
+export { allowedOriginsOf, originAllowed, originOf } from '../receiver/origin-check.ts';

@@ -2,20 +2,28 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  allowedHostsOf,
   allowHalfOpenAnswers,
   createReceiver,
   deferContinue,
+  hostAllowed,
   type NodeHandlerOptions,
   nodeHandler,
   type Receiver,
   type ReceiverOptions,
   type ReceiverOutcome,
 } from '../receiver/index.ts';
+import { hostRefusal, warnOncePerHost } from '../receiver/adapters/host-guard.ts';
 import { sendFileAnswer } from './file-response.ts';
 import { sendRevalidated } from './revalidated-answer.ts';
 import { INSPECTOR_HEADERS, inspectorPage } from './inspector-page.ts';
 import { requestTargetOf } from './request-target.ts';
 
+/**
+ * The receiver's options and the adapter's, except that the Host check is on: `allowedHosts`
+ * defaults to none besides IP addresses and loopback names, and covers the inspector's pages too
+ * (421 there, 500 to a callback). `onHostRefused` is told of every refused request.
+ */
 export interface ListenServerOptions extends ReceiverOptions, NodeHandlerOptions {
   /** How many recent requests the inspector keeps. Default 500. */
   history?: number | undefined;
@@ -54,10 +62,19 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
       options.onOutcome?.(outcome);
     },
   });
-  const receive = nodeHandler(receiver, options);
+  const allowedHosts = options.allowedHosts ?? [];
+  const hosts = allowedHostsOf(allowedHosts);
+  const hostRefused = options.onHostRefused ?? warnOncePerHost();
+  const receive = nodeHandler(receiver, { ...options, allowedHosts, onHostRefused: hostRefused });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    res.setHeader('x-content-type-options', 'nosniff');
     if (req.method === 'POST') return receive(req, res);
+    const host = req.headers.host;
+    if (!hostAllowed(host, hosts)) {
+      hostRefused(host!);
+      return send(res, 421, 'application/json', errorJson('host_not_allowed', hostRefusal(host!).message));
+    }
     const path = requestTargetOf(req)?.pathname;
     if (path === undefined) {
       return send(
@@ -208,6 +225,8 @@ async function sendFile(res: ServerResponse, directory: string, name: string): P
   const sent = await sendFileAnswer(res, join(directory, name), {
     'content-type': name.endsWith('.mp4') ? 'video/mp4' : 'image/jpeg',
     'x-content-type-options': 'nosniff',
+    // Another site's page cannot even embed it (<img src>), and learn from whether it loads.
+    'cross-origin-resource-policy': 'same-origin',
     'cache-control': 'no-store',
   });
   if (!sent) send(res, 404, 'application/json', errorJson('not_found', `no file ${name}`));

@@ -1,4 +1,4 @@
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -8,72 +8,9 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BodySigner, encodeCallback, type OutgoingCallback } from '../../src/protocol/index.ts';
+import { encodeCallback, type OutgoingCallback } from '../../src/protocol/index.ts';
 import { BIN, jpegBytes, mp4Bytes } from './helpers.ts';
-
-interface Listener {
-  url: string;
-  child: ChildProcessWithoutNullStreams;
-  lines: string[];
-  stderr: () => string;
-  /** Resolves once `count` stdout lines have arrived. */
-  waitForLines(count: number): Promise<string[]>;
-  stop(): Promise<number | null>;
-}
-
-async function startListen(args: string[]): Promise<Listener> {
-  const child = spawn(BIN, ['listen', '--port', '0', ...args], { stdio: 'pipe' });
-  const lines: string[] = [];
-  let stderr = '';
-  let pending = '';
-  const waiters: (() => void)[] = [];
-  child.stdout.setEncoding('utf8').on('data', (text: string) => {
-    pending += text;
-    const complete = pending.split('\n');
-    pending = complete.pop() ?? '';
-    lines.push(...complete);
-    for (const wake of waiters.splice(0)) wake();
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.setEncoding('utf8').on('data', (text: string) => {
-      stderr += text;
-      const match = /receiving at (http:\/\/\S+)/.exec(stderr);
-      if (match) resolve(match[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`listen exited ${code}: ${stderr}`)));
-  });
-  return {
-    url,
-    child,
-    lines,
-    stderr: () => stderr,
-    async waitForLines(count) {
-      while (lines.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
-      return lines;
-    },
-    stop() {
-      return new Promise((resolve) => {
-        child.on('exit', (code) => resolve(code));
-        child.kill('SIGTERM');
-      });
-    },
-  };
-}
-
-async function post(url: string, callback: OutgoingCallback, secret?: string) {
-  const encoded = await encodeCallback(callback);
-  const chunks: Buffer[] = [];
-  for await (const chunk of encoded.body()) chunks.push(chunk);
-  const body = Buffer.concat(chunks);
-  const headers: Record<string, string> = { 'content-type': encoded.contentType };
-  if (secret) {
-    const signer = new BodySigner(secret, callback.id_gen);
-    signer.update(body);
-    Object.assign(headers, signer.headers());
-  }
-  const response = await request(url, { method: 'POST', headers, body });
-  return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown> };
-}
+import { type Listener, post, startListen } from './listen-helpers.ts';
 
 const run = promisify(execFile);
 

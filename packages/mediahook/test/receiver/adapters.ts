@@ -11,12 +11,12 @@ import { Hono } from 'hono';
 import { onTestFinished } from 'vitest';
 import type { ErrorCallback } from '../../src/protocol/index.ts';
 import {
-  type BodyGuardOptions,
   createReceiver,
   expressHandler,
   fastifyReceiver,
   honoHandler,
   nodeHandler,
+  type NodeHandlerOptions,
   type ReceivedSuccess,
   type Receiver,
   type ReceiverOptions,
@@ -38,6 +38,9 @@ export interface Adapter {
 }
 
 const PATH = '/callbacks';
+
+/** What every adapter takes: the body guards and the Host check (`webHandler`'s are the same). */
+export type AdapterOptions = NodeHandlerOptions;
 
 function listening(server: Server): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
@@ -66,7 +69,7 @@ export async function listen(server: Server): Promise<RunningServer> {
 }
 
 /** node:http with `nodeHandler`, with the body guards' `options`. */
-export function nodeAdapter(options: BodyGuardOptions = {}): Adapter {
+export function nodeAdapter(options: AdapterOptions = {}): Adapter {
   return {
     name: 'node:http',
     start: (receiver) => listen(createServer(nodeHandler(receiver, options))),
@@ -79,7 +82,7 @@ export function nodeAdapter(options: BodyGuardOptions = {}): Adapter {
  */
 export function expressAdapter(
   setup?: (app: express.Express) => void,
-  options: BodyGuardOptions = {},
+  options: AdapterOptions = {},
 ): Adapter {
   return {
     name: 'Express 5',
@@ -93,7 +96,7 @@ export function expressAdapter(
 }
 
 /** Fastify with the receiver's plugin on `/callbacks`, with the body guards' `options`. */
-export function fastifyAdapter(options: BodyGuardOptions = {}): Adapter {
+export function fastifyAdapter(options: AdapterOptions = {}): Adapter {
   return {
     name: 'Fastify 5',
     async start(receiver) {
@@ -107,7 +110,7 @@ export function fastifyAdapter(options: BodyGuardOptions = {}): Adapter {
 }
 
 /** Hono on @hono/node-server with the receiver on `/callbacks`, with the body guards' `options`. */
-export function honoAdapter(options: BodyGuardOptions = {}): Adapter {
+export function honoAdapter(options: AdapterOptions = {}): Adapter {
   return {
     name: 'Hono',
     start(receiver) {
@@ -123,7 +126,7 @@ export function honoAdapter(options: BodyGuardOptions = {}): Adapter {
  * Request/Response here, with no Hono app in between: the handler sees nothing but the Web
  * Request, as on a runtime without Node underneath, so its guards are the Web body's own.
  */
-export function webAdapter(options: BodyGuardOptions = {}): Adapter {
+export function webAdapter(options: AdapterOptions = {}): Adapter {
   return {
     name: 'Web handler',
     start: (receiver) =>
@@ -131,8 +134,8 @@ export function webAdapter(options: BodyGuardOptions = {}): Adapter {
   };
 }
 
-/** Every adapter, each with the body guards' `options` (idle timeout, minimum rate). */
-export function guardedAdapters(options: BodyGuardOptions): Adapter[] {
+/** Every adapter, each with the same `options` (body guards, Host check). */
+export function guardedAdapters(options: AdapterOptions): Adapter[] {
   return [
     nodeAdapter(options),
     expressAdapter(undefined, options),

@@ -165,7 +165,7 @@ describe('clientError', () => {
     const callback = await wire();
     const whole = Buffer.concat([
       Buffer.from(
-        `POST /hook HTTP/1.1\r\nHost: a\r\nContent-Type: ${callback.contentType}\r\nContent-Length: ${callback.body.length}\r\n\r\n`,
+        `POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${callback.contentType}\r\nContent-Length: ${callback.body.length}\r\n\r\n`,
         'latin1',
       ),
       callback.body,
@@ -295,7 +295,7 @@ describe('clientError', () => {
     expect(await exchange(port, noHost)).toMatch(/^HTTP\/1\.1 200 /);
     const bad = await exchange(
       port,
-      Buffer.from('GET http://[bad/ HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'),
+      Buffer.from('GET http://[bad/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'),
     );
     expect(bad).toMatch(/^HTTP\/1\.1 400 /);
     expect(errorCode(bad)).toBe('invalid_request');

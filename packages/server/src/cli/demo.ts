@@ -7,11 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { builtInGenerator } from '../service/generators/index.ts';
-import { silentLogger } from '../service/json-log.ts';
 import { createApiServer } from '../service/api-http-server.ts';
 import { createService } from '../service/service.ts';
 import { type OperationResource, openStore } from '../store/index.ts';
+import { hostHint, oncePerHost } from 'mediahook/web';
 import {
+  allowedHostFlags,
+  allowOriginFlags,
   type CliIo,
   type Command,
   createListenServer,
@@ -25,16 +27,22 @@ import {
 } from 'mediahook/cli';
 
 const USAGE = `Usage: mediahook demo [--port 8080] [--receiver-port 9000] [--data DIR] [--exit] [--timeout 2m]
+                     [--allowed-host NAME]… [--allow-origin ORIGIN]…
 
 The whole loop in one process: the service, a receiver, and three operations (a JPEG and an
 MP4 in family A, an error in family B), signed callbacks included. Prints where to look.
 
 Options:
-  --port N           the service's port (default 8080; a free one if taken)
-  --receiver-port N  the receiver's port (default 9000; a free one if taken)
-  --data DIR         where everything is kept (default: a new temporary directory)
-  --exit             exit once the three callbacks arrived (0) or the timeout passed (1)
-  --timeout DUR      how long --exit waits (default 2m)
+  --port N               the service's port (default 8080; a free one if taken)
+  --receiver-port N      the receiver's port (default 9000; a free one if taken)
+  --data DIR             where everything is kept (default: a new temporary directory)
+  --exit                 exit once the three callbacks arrived (0) or the timeout passed (1)
+  --timeout DUR          how long --exit waits (default 2m)
+  --allowed-host NAME    let both servers answer this Host name too (repeatable; .example.com
+                         for it and its subdomains; * for any); by default only IP addresses
+                         and localhost are answered, against DNS rebinding
+  --allow-origin ORIGIN  let pages of this origin POST to the service's API and post callbacks
+                         to the receiver (repeatable); by default both refuse other sites' pages
 `;
 
 async function listenOn(server: Server, port: number): Promise<number> {
@@ -70,8 +78,12 @@ export const demoCommand: Command = {
       data: { type: 'string' },
       exit: { type: 'boolean' },
       timeout: { type: 'string' },
+      'allowed-host': { type: 'string', multiple: true },
+      'allow-origin': { type: 'string', multiple: true },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    const allowedHosts = allowedHostFlags(values['allowed-host']);
+    const allowedOrigins = allowOriginFlags(values['allow-origin']);
     const timeoutMs = durationFlag('--timeout', values.timeout, 120_000, { min: 1000 });
     // Read before anything listens: a wrong flag must not leave the receiver running.
     const wantedReceiverPort = portFlag('--receiver-port', values['receiver-port'], 9000);
@@ -83,6 +95,11 @@ export const demoCommand: Command = {
     const receiver = createListenServer({
       out: join(dataDir, 'received'),
       secret,
+      allowedHosts,
+      allowedOrigins,
+      onHostRefused: oncePerHost((host, last) =>
+        io.stderr.write(`receiver  ${escapeControls(hostHint(host, '--allowed-host', last))}\n`),
+      ),
       onOutcome(outcome) {
         io.stdout.write(`receiver  ${escapeControls(listenLineOf(outcome))}\n`);
         if (outcome.callback && outcome.verdict !== 'rejected') received.add(outcome.callback.id_gen);
@@ -100,7 +117,13 @@ export const demoCommand: Command = {
       // The receiver is on this machine, on loopback: the SSRF guard must let it through.
       ssrf: { allowPrivate: true },
       retrySchedule: [1000, 2000, 5000],
-      log: silentLogger,
+      allowedHosts,
+      allowedOrigins,
+      // Quiet but for the hint to a refused Host, which a person trying the demo needs.
+      log: (_level, event, fields) => {
+        if (event === 'host_not_allowed')
+          io.stderr.write(`service   ${escapeControls(String(fields?.['hint']))}\n`);
+      },
     });
     await service.start();
     const api = createApiServer(service.handler);

@@ -2,7 +2,16 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { createApiServer } from '../service/api-http-server.ts';
 import { createService } from '../service/service.ts';
-import { type CliIo, type Command, parseCommandArgs, portFlag, untilSignal, UsageError } from 'mediahook/cli';
+import {
+  allowedHostFlags,
+  allowOriginFlags,
+  type CliIo,
+  type Command,
+  parseCommandArgs,
+  portFlag,
+  untilSignal,
+  UsageError,
+} from 'mediahook/cli';
 import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
 
 const USAGE = `Usage: mediahook serve [options]
@@ -14,6 +23,12 @@ Options:
   --port N                port (default 8080; 0 picks a free one)
   --host ADDR             address to bind (default 127.0.0.1; another needs an API key)
   --no-worker             serve the API only; run \`mediahook worker\` processes instead
+  --allowed-host NAME     answer requests for this Host name too (repeatable; .example.com for
+                          it and its subdomains; * for any); by default only IP addresses and
+                          localhost are answered, against DNS rebinding (a proxy's name needs it)
+  --allow-origin ORIGIN   let pages of this origin POST to the API and read its answers (CORS),
+                          e.g. a browser app with a key (repeatable); by default another site's
+                          POST is refused, key or not
 ${SERVICE_FLAG_USAGE}`;
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
@@ -26,9 +41,13 @@ export const serveCommand: Command = {
       port: { type: 'string' },
       host: { type: 'string' },
       'no-worker': { type: 'boolean' },
+      'allowed-host': { type: 'string', multiple: true },
+      'allow-origin': { type: 'string', multiple: true },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const port = portFlag('--port', values.port, 8080);
+    const allowedHosts = allowedHostFlags(values['allowed-host']);
+    const allowedOrigins = allowOriginFlags(values['allow-origin']);
     const setup = await serviceSetup(values, io);
     const host = values.host ?? '127.0.0.1';
     if (!LOOPBACK.test(host) && (await setup.store.countApiKeys()) === 0) {
@@ -38,7 +57,12 @@ export const serveCommand: Command = {
       );
       return 1;
     }
-    const service = createService({ ...serviceOptionsOf(setup), workers: values['no-worker'] !== true });
+    const service = createService({
+      ...serviceOptionsOf(setup),
+      workers: values['no-worker'] !== true,
+      allowedHosts,
+      allowedOrigins,
+    });
     // A single embedded process restarting: whatever it held before is its own to take back.
     if (setup.store.dialect === 'sqlite') await setup.store.recoverLeases();
     await service.start();

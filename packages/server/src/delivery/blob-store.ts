@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { extensionOf, type MediaType } from 'mediahook/protocol';
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\.(?:jpg|mp4)$/;
+
+/** Result files and their directory are the owner's alone: another local user reads none. */
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
 
 /** Files up to this size are read with blocking calls by default (see `blockingReadMaxBytes`). */
 export const DEFAULT_BLOCKING_READ_MAX_BYTES = 1024 * 1024;
@@ -75,11 +79,13 @@ export class DirectoryBlobStore {
     return join(this.directory, key);
   }
 
-  /** Moves (or, across file systems, copies) a finished file in; returns its key. */
+  /** Moves (or, across file systems, copies) a finished file in, made 0600; returns its key. */
   async putFile(idGen: string, sourcePath: string, mediaType: MediaType): Promise<string> {
     const key = this.keyFor(idGen, mediaType);
-    await mkdir(this.directory, { recursive: true });
+    await mkdir(this.directory, { recursive: true, mode: DIR_MODE });
     const target = this.pathOf(key);
+    // A generator (ffmpeg, a command of the user's) wrote it with the umask's mode; a copy keeps it.
+    await chmod(sourcePath, FILE_MODE);
     try {
       await rename(sourcePath, target);
     } catch (error) {
@@ -92,12 +98,12 @@ export class DirectoryBlobStore {
     return key;
   }
 
-  /** Stores bytes under an operation's key. */
+  /** Stores bytes under an operation's key, in a 0600 file. */
   async putBytes(idGen: string, bytes: Uint8Array, mediaType: MediaType): Promise<string> {
     const key = this.keyFor(idGen, mediaType);
-    await mkdir(this.directory, { recursive: true });
+    await mkdir(this.directory, { recursive: true, mode: DIR_MODE });
     const temp = `${this.pathOf(key)}.${randomBytes(6).toString('hex')}.part`;
-    await writeFile(temp, bytes);
+    await writeFile(temp, bytes, { mode: FILE_MODE });
     await rename(temp, this.pathOf(key));
     return key;
   }

@@ -33,6 +33,23 @@ export function unauthorized(keyGiven: boolean): ApiError {
   });
 }
 
+/**
+ * 421 to a request for a Host the server does not answer to: a page on a rebinding name
+ * (DNS rebinding) reads and drives nothing.
+ */
+export function hostNotAllowed(message: string): ApiError {
+  return new ApiError(421, 'host_not_allowed', message);
+}
+
+/** 403 to a state-changing request that another site's page made, whatever its key. */
+export function crossSiteRequest(reason: string): ApiError {
+  return new ApiError(
+    403,
+    'cross_site_request',
+    `a page of another site made this request (${reason}); allow its origin with --allow-origin (allowedOrigins)`,
+  );
+}
+
 const STORE_STATUS: Record<string, number> = {
   not_found: 404,
   conflict: 409,
@@ -92,6 +109,6 @@ export function apiClientError(error: Error & { code?: string }, socket: Duplex)
   const body = JSON.stringify({ error: { code, message } });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      `x-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }

@@ -4,9 +4,27 @@ import type { DirectoryBlobStore } from '../delivery/index.ts';
 import { uuidv7 } from 'mediahook/protocol';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
-import { requestTargetOf, sendFileAnswer, sendRevalidated } from 'mediahook/web';
+import {
+  allowedHostsOf,
+  allowedOriginsOf,
+  hostAllowed,
+  hostHint,
+  hostNotAllowedMessage,
+  oncePerHost,
+  requestTargetOf,
+  sendFileAnswer,
+  sendRevalidated,
+} from 'mediahook/web';
 import { requestHeadError } from './api-http-server.ts';
-import { ApiError, apiErrorResponse, methodNotAllowed, unauthorized } from './api-error.ts';
+import {
+  ApiError,
+  apiErrorResponse,
+  crossSiteRequest,
+  hostNotAllowed,
+  methodNotAllowed,
+  unauthorized,
+} from './api-error.ts';
+import { corsHeaders, crossSiteReason, isAllowedPreflight, PREFLIGHT_HEADERS } from './cross-site.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
 import { MAX_JSON_BYTES, parseCreateOperation } from './request-validation.ts';
@@ -20,6 +38,13 @@ export interface ApiOptions {
   log: Logger;
   /** Where requests are tracked for a graceful shutdown. */
   drain?: RequestDrain;
+  /**
+   * Host names answered besides IP addresses and `localhost` (`.example.com`: that name and
+   * those under it; `*`: any): any other Host is `421 host_not_allowed`, against DNS rebinding.
+   */
+  allowedHosts?: readonly string[] | undefined;
+  /** Origins whose pages may change state (POST) and read answers (CORS); others' POSTs are 403. */
+  allowedOrigins?: readonly string[] | undefined;
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -160,6 +185,11 @@ function oneOf<T extends string>(name: string, value: string | null, allowed: re
  */
 export function createApiHandler(options: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { store, blobs, metrics, log } = options;
+  const hosts = allowedHostsOf(options.allowedHosts);
+  const origins = allowedOriginsOf(options.allowedOrigins);
+  const hostRefused = oncePerHost((host, last) =>
+    log('warn', 'host_not_allowed', { host, hint: hostHint(host, '--allowed-host', last) }),
+  );
   const openapi = JSON.stringify(openApiDocument());
   /** The routes outside `/v1`, open to all, GET only: their media type and text. */
   const open = new Map<string, () => Promise<[string, string]> | [string, string]>([
@@ -221,6 +251,8 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       record?.result != null &&
       (await sendFileAnswer(res, blobs.pathOf(record.result.key), {
         'content-type': record.result.media_type,
+        // Another site's page cannot embed it (<img src>) and learn from whether it loads.
+        'cross-origin-resource-policy': 'same-origin',
         'cache-control': 'no-store',
       }));
     if (!sent) throw new ApiError(404, 'not_found', 'this operation has no result file (any more)');
@@ -229,6 +261,11 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const refusal = requestHeadError(req);
     if (refusal) throw refusal;
+    const host = req.headers.host;
+    if (!hostAllowed(host, hosts)) {
+      hostRefused(host!);
+      throw hostNotAllowed(hostNotAllowedMessage(host!));
+    }
     const url = requestTargetOf(req);
     if (url === null) throw new ApiError(400, 'invalid_request', 'the request target is not a valid URL');
     const path = url.pathname;
@@ -239,6 +276,13 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       return send(res, 200, type, text, path === '/' ? DASHBOARD_HEADERS : {});
     }
     if (!path.startsWith('/v1/')) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
+    // Before the key: a page of another site is refused whatever key the browser would send.
+    const crossSite = crossSiteReason(req.method, req.headers, origins);
+    if (crossSite !== null) throw crossSiteRequest(crossSite);
+    if (isAllowedPreflight(req.method, req.headers, origins)) {
+      res.writeHead(204, PREFLIGHT_HEADERS);
+      return void res.end();
+    }
     await authorize(req);
 
     if (path === '/v1/operations') {
@@ -278,6 +322,8 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   }
 
   return (req, res) => {
+    res.setHeader('x-content-type-options', 'nosniff');
+    for (const [name, value] of Object.entries(corsHeaders(req.headers, origins))) res.setHeader(name, value);
     const handled = route(req, res).catch((error: unknown) => {
       const { status, headers, body } = apiErrorResponse(error);
       if (status >= 500) log('error', 'api_error', { path: req.url, error });

@@ -168,7 +168,7 @@ export class GenerationWorker {
     try {
       let outcome: Parameters<Store['finishOperation']>[1];
       try {
-        await mkdir(this.#options.workDir, { recursive: true });
+        await mkdir(this.#options.workDir, { recursive: true, mode: 0o700 });
         workDir = await mkdtemp(join(this.#options.workDir, WORK_DIR_PREFIX));
         const media = await generator.generate(
           {

@@ -36,6 +36,16 @@ export interface ServiceOptions {
    * 60 s for generations (renewed while they run).
    */
   leaseMs?: number | undefined;
+  /**
+   * Host names the API answers besides IP addresses and `localhost` (`.example.com` for a domain,
+   * `*` for any): another Host is `421 host_not_allowed`, against DNS rebinding. Default none.
+   */
+  allowedHosts?: readonly string[] | undefined;
+  /**
+   * Origins whose browser pages may call the API's POST routes (and read its answers, by CORS):
+   * another site's POST is `403 cross_site_request`, key or not. Default none.
+   */
+  allowedOrigins?: readonly string[] | undefined;
   /** Run the generation and delivery workers in this process (true). */
   workers?: boolean | undefined;
   log?: Logger | undefined;
@@ -120,12 +130,21 @@ export function createService(options: ServiceOptions): Service {
   const runWorkers = options.workers ?? true;
   const drain = new RequestDrain();
   return {
-    handler: createApiHandler({ store: options.store, blobs, metrics, log, drain }),
+    handler: createApiHandler({
+      store: options.store,
+      blobs,
+      metrics,
+      log,
+      drain,
+      allowedHosts: options.allowedHosts,
+      allowedOrigins: options.allowedOrigins,
+    }),
     metrics,
     blobs,
     async start() {
       if (!runWorkers) return;
-      await mkdir(join(options.dataDir, 'work'), { recursive: true });
+      // The data directory too, when missing: the owner's alone, as every file in it.
+      await mkdir(join(options.dataDir, 'work'), { recursive: true, mode: 0o700 });
       await generation.start();
       await delivery.start();
     },

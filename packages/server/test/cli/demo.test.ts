@@ -37,3 +37,21 @@ describe('mediahook demo', () => {
     expect(stored.map((name) => name.slice(name.lastIndexOf('.'))).sort()).toEqual(['.jpg', '.mp4']);
   });
 });
+
+describe('mediahook demo flags', () => {
+  it('lists --allowed-host and --allow-origin, and refuses a bad one before starting (exit 2)', async () => {
+    const help = await runCli(['demo', '--help']);
+    expect(help.stdout).toContain('--allowed-host NAME');
+    expect(help.stdout).toContain('--allow-origin ORIGIN');
+    const data = await mkdtemp(join(tmpdir(), 'mediahook-demo-flags-'));
+    dirs.push(data);
+    for (const [flag, value] of [
+      ['--allowed-host', 'a.example:80'],
+      ['--allow-origin', 'a.example'],
+    ]) {
+      const run = await runCli(['demo', '--exit', '--data', join(data, 'x'), flag!, value!]);
+      expect([run.code, run.stderr]).toEqual([2, expect.stringContaining(`${flag}: `)]);
+    }
+    expect(await readdir(data)).toEqual([]);
+  });
+});

@@ -3,7 +3,7 @@
  * happens when the file no longer has that size), and removal.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -63,5 +63,25 @@ describe.each([
     expect(blobs.keyFor('0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', 'video/mp4')).toBe(
       '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.mp4',
     );
+  });
+});
+
+describe('DirectoryBlobStore file modes', () => {
+  it('keeps results 0600 in a 0700 directory, however they were written', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mediahook-blobs-'));
+    const before = process.umask(0o022);
+    try {
+      blobs = new DirectoryBlobStore(join(dir, 'results'));
+      const fromBytes = await blobs.putBytes('op-1', randomBytes(100), 'image/jpeg');
+      // As a generator leaves it: written with the umask's mode.
+      const made = join(dir, 'made.mp4');
+      writeFileSync(made, randomBytes(100));
+      const fromFile = await blobs.putFile('op-2', made, 'video/mp4');
+      const modeOf = (path: string) => statSync(path).mode & 0o777;
+      expect(modeOf(join(dir, 'results'))).toBe(0o700);
+      expect([modeOf(blobs.pathOf(fromBytes)), modeOf(blobs.pathOf(fromFile))]).toEqual([0o600, 0o600]);
+    } finally {
+      process.umask(before);
+    }
   });
 });

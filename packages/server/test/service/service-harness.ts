@@ -10,7 +10,7 @@ import { request } from 'undici';
 import type { SsrfPolicy } from '../../src/delivery/index.ts';
 import { createApiServer } from '../../src/service/api-http-server.ts';
 import { builtInGenerator, type Generator } from '../../src/service/generators/index.ts';
-import { silentLogger } from '../../src/service/json-log.ts';
+import { type Logger, silentLogger } from '../../src/service/json-log.ts';
 import { createService, type Service } from '../../src/service/service.ts';
 import { type OperationResource, openStore, type Store } from '../../src/store/index.ts';
 import { BIN } from '../../../mediahook/test/cli/helpers.ts';
@@ -51,7 +51,15 @@ export interface RunningService {
  * webhook addresses allowed unless `ssrf` says otherwise.
  */
 export async function startService(
-  options: { db?: string; workers?: boolean; ssrf?: SsrfPolicy; generator?: Generator } = {},
+  options: {
+    db?: string;
+    workers?: boolean;
+    ssrf?: SsrfPolicy;
+    generator?: Generator;
+    allowedHosts?: string[];
+    allowedOrigins?: string[];
+    log?: Logger;
+  } = {},
 ): Promise<RunningService> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
   const store = openStore(options.db ?? join(dir, 'mediahook.sqlite'));
@@ -64,7 +72,9 @@ export async function startService(
     ssrf: options.ssrf ?? { allowPrivate: true },
     retrySchedule: [200, 200, 200],
     workers: options.workers,
-    log: silentLogger,
+    allowedHosts: options.allowedHosts,
+    allowedOrigins: options.allowedOrigins,
+    log: options.log ?? silentLogger,
   });
   await service.start();
   const server = createApiServer(service.handler);

@@ -6,6 +6,7 @@ import type { Receiver, ReceiverRequest, ReceiverResponse } from '../receiver.ts
 import { bodyGuardsOf } from './body-guards.ts';
 import { claimContinue, deferContinueOn } from './expect-continue.ts';
 import { answerAfterHalfClose } from './half-close.ts';
+import { hostGuardOf } from './host-guard.ts';
 import {
   goneSignal,
   guardedNodeBody,
@@ -114,6 +115,7 @@ export const fastifyReceiver: FastifyReceiverPlugin = async (instance, options) 
   );
   const path = options.path ?? '/';
   const guards = bodyGuardsOf(options);
+  const hostGuard = hostGuardOf(options);
   // Unless the app's server answers checkContinue itself (then it is left alone).
   if (typeof instance.server?.listenerCount === 'function') {
     const full = `${instance.prefix}${path}`.replace(/\/{2,}/g, '/');
@@ -126,7 +128,7 @@ export const fastifyReceiver: FastifyReceiverPlugin = async (instance, options) 
   // gets the receiver's 500 with its code, not Fastify's 415.
   instance.setErrorHandler(async (error, request, reply) => {
     if ((error as { code?: unknown }).code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw error;
-    const failure = contentTypeRefusal(request);
+    const failure = hostGuard?.(request.raw.headers.host) ?? contentTypeRefusal(request);
     return send(
       request,
       reply,
@@ -139,6 +141,8 @@ export const fastifyReceiver: FastifyReceiverPlugin = async (instance, options) 
     answerAfterHalfClose(request.raw);
     const deferredContinue = claimContinue(request.raw);
     try {
+      const refusal = hostGuard?.(request.raw.headers.host);
+      if (refusal) throw refusal;
       const stream = request.body instanceof Readable ? request.body : request.raw;
       body =
         request.body instanceof Uint8Array

@@ -1,11 +1,13 @@
 /// <reference types="node" preserve="true" />
 import type { IncomingMessage } from 'node:http';
 import type { Receiver } from '../receiver.ts';
-import { type BodyGuardOptions, type BodyGuards, bodyGuardsOf } from './body-guards.ts';
+import type { ReceiverError } from '../receiver-error.ts';
+import { type BodyGuards, bodyGuardsOf } from './body-guards.ts';
 import { claimContinue } from './expect-continue.ts';
 import { answerAfterHalfClose } from './half-close.ts';
 import { lingerWhileUploading, watchBody } from './node-http.ts';
-import { answerWebRequest } from './web.ts';
+import { hostGuardOf } from './host-guard.ts';
+import { answerWebRequest, type WebHandlerOptions } from './web.ts';
 
 /** The part of Hono's `Context` the adapter needs. */
 export interface HonoContextLike {
@@ -28,17 +30,19 @@ export interface HonoContextLike {
  */
 export function honoHandler(
   receiver: Receiver,
-  options: BodyGuardOptions = {},
+  options: WebHandlerOptions = {},
 ): (c: HonoContextLike) => Promise<Response> {
   const guards = bodyGuardsOf(options);
+  const hostGuard = hostGuardOf(options);
   // On Node the guards watch the request underneath, so the Web body is read as it is.
   const unguarded = bodyGuardsOf({ idleTimeoutMs: 0, minBytesPerSecond: 0 });
   return (c) => {
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const refusal = hostGuard?.(c.req.raw.headers.get('host') ?? incoming?.headers.host) ?? null;
     if (!incoming || typeof incoming.setTimeout !== 'function') {
-      return answerWebRequest(receiver, c.req.raw, guards, null);
+      return answerWebRequest(receiver, c.req.raw, guards, null, refusal);
     }
-    return answerOnNode(receiver, c.req.raw, incoming, guards, unguarded);
+    return answerOnNode(receiver, c.req.raw, incoming, { guards, unguarded }, refusal);
   };
 }
 
@@ -47,16 +51,22 @@ async function answerOnNode(
   receiver: Receiver,
   request: Request,
   incoming: IncomingMessage,
-  guards: BodyGuards,
-  unguarded: BodyGuards,
+  { guards, unguarded }: { guards: BodyGuards; unguarded: BodyGuards },
+  refusal: ReceiverError | null,
 ): Promise<Response> {
   // Claimed before the Web body is touched: a deferred 100 Continue waits for the headers' checks.
   answerAfterHalfClose(incoming);
   const onRead = claimContinue(incoming) ?? undefined;
-  const response = await answerWebRequest(receiver, request, unguarded, {
-    onRead,
-    watch: (fail) => watchBody(incoming, guards, fail),
-  });
+  const response = await answerWebRequest(
+    receiver,
+    request,
+    unguarded,
+    {
+      onRead,
+      watch: (fail) => watchBody(incoming, guards, fail),
+    },
+    refusal,
+  );
   // A refusal mid-upload: read the rest while the answer goes out, as nodeHandler does.
   if (response.headers.get('connection') === 'close') lingerWhileUploading(incoming);
   return response;

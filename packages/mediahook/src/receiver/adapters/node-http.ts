@@ -16,9 +16,10 @@ import {
 import { clientErrorOf, type HttpClientError } from './client-error.ts';
 import { claimContinue, continuingOnRead, sendContinue } from './expect-continue.ts';
 import { answerAfterHalfClose } from './half-close.ts';
+import { hostGuardOf, type HostGuardOptions } from './host-guard.ts';
 
-/** The body guards of a Node request: see `BodyGuardOptions`. */
-export type NodeHandlerOptions = BodyGuardOptions;
+/** The body guards of a Node request (`BodyGuardOptions`) and the opt-in Host check (`HostGuardOptions`). */
+export interface NodeHandlerOptions extends BodyGuardOptions, HostGuardOptions {}
 
 /** A request whose body some earlier middleware may have read. */
 type MaybeParsed = IncomingMessage & { body?: unknown };
@@ -263,9 +264,12 @@ interface InFlight {
  * const server = http.createServer(handler).listen(9000);
  * server.on('checkContinue', handler.checkContinue); // optional: refuse before the upload
  * server.on('clientError', handler.clientError); // optional: 500 with a code for broken HTTP
+ * // behind a tunnel: answer its name too, and IP addresses and localhost (DNS rebinding)
+ * nodeHandler(receiver, { allowedHosts: ['abc.tunnel.example'] });
  */
 export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}): NodeHandler {
   const guards = bodyGuardsOf(options);
+  const hostGuard = hostGuardOf(options);
   const inFlight = new WeakMap<Duplex, InFlight>();
   const refused = new WeakSet<Duplex>();
   // Per connection, when the answer to its latest request is out (or the connection gone).
@@ -291,6 +295,8 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
     });
     let body: ReceiverRequest['body'];
     try {
+      const refusal = hostGuard?.(req.headers.host);
+      if (refusal) throw refusal;
       body = guardedNodeBody(req, guards, deferredContinue, (fail) => (current.fail = fail));
     } catch (error) {
       sendNodeResponse(res, await receiver.handle({ header, body: null, failure: error }));

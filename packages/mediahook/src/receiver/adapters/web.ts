@@ -8,6 +8,10 @@ import {
   guardedWebBody,
 } from './body-guards.ts';
 import { continuingOnRead } from './expect-continue.ts';
+import { hostGuardOf, type HostGuardOptions } from './host-guard.ts';
+
+/** The body guards (`BodyGuardOptions`) and the opt-in Host check (`HostGuardOptions`). */
+export interface WebHandlerOptions extends BodyGuardOptions, HostGuardOptions {}
 
 /**
  * A `Request → Response` handler for Web-standard runtimes: Next.js route handlers, Hono,
@@ -18,13 +22,16 @@ import { continuingOnRead } from './expect-continue.ts';
  * @example
  * // app/callbacks/route.ts (Next.js)
  * export const POST = webHandler(createReceiver({ out: '/data/callbacks' }));
+ * // a runtime that shows the Host header can check it too: webHandler(receiver, { allowedHosts: [] })
  */
 export function webHandler(
   receiver: Receiver,
-  options: BodyGuardOptions = {},
+  options: WebHandlerOptions = {},
 ): (request: Request) => Promise<Response> {
   const guards = bodyGuardsOf(options);
-  return (request) => answerWebRequest(receiver, request, guards, null);
+  const hostGuard = hostGuardOf(options);
+  return (request) =>
+    answerWebRequest(receiver, request, guards, null, hostGuard?.(request.headers.get('host') ?? undefined));
 }
 
 /** How the body of one Web request is read, besides the guards on the stream itself. */
@@ -35,21 +42,23 @@ export interface WebBodyHooks {
   watch?: ((fail: (error: Error) => void) => void) | undefined;
 }
 
-/** Answers one Web request. */
+/** Answers one Web request; with `refusal` (its Host refused), answers that without reading the body. */
 export async function answerWebRequest(
   receiver: Receiver,
   request: Request,
   guards: BodyGuards,
   hooks: WebBodyHooks | null,
+  refusal: ReceiverError | null = null,
 ): Promise<Response> {
   // A locked stream was taken by a reader before us, whether or not it read anything yet.
-  const failure =
+  const consumed =
     request.bodyUsed || request.body?.locked === true
       ? new ReceiverError(
           'body_consumed',
           'the request body was already read; hand the receiver the untouched Request',
         )
       : undefined;
+  const failure = refusal ?? consumed;
   const stream = failure ? null : request.body;
   // Read through the stream's reader even with no guard on: under TypeScript's DOM lib (as in
   // a Next.js project) a ReadableStream is not typed as async-iterable.

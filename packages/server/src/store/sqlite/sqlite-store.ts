@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely } from 'kysely';
@@ -50,7 +50,12 @@ function openFile(path: string, options: SqliteStoreOptions): OpenFile {
   if (interval !== undefined && !(Number.isSafeInteger(interval) && interval >= 0)) {
     throw new StoreError('invalid_argument', 'checkpointIntervalMs must be 0 or positive ms');
   }
-  if (shared) mkdirSync(dirname(key), { recursive: true });
+  if (shared) {
+    // The owner's alone: operations, prompts and webhook URLs. SQLite gives the -wal and -shm
+    // files the database file's mode, so a new file is made 0600 before SQLite opens it.
+    mkdirSync(dirname(key), { recursive: true, mode: 0o700 });
+    closeSync(openSync(key, 'a', 0o600));
+  }
   const database = new Database(key);
   // WAL: readers never wait for the writer; NORMAL is durable across process crashes in WAL.
   useWalMode(database);
