@@ -11,11 +11,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import type { ReceiverOutcome } from '../../src/receiver/index.ts';
-import { createListenServer } from '../../src/web/listen-server.ts';
-import { type Receiver as PlainReceiver, startReceiver as startPlainReceiver } from '../cli/helpers.ts';
-import { listen, type RunningService, startService, waitForCallback } from '../service/service-harness.ts';
-import { launchChromium, skipBrowserTests } from './browser.ts';
+import type { ReceiverOutcome } from '../../packages/mediahook/src/receiver/index.ts';
+import { createListenServer } from '../../packages/mediahook/src/web/listen-server.ts';
+import {
+  type Receiver as PlainReceiver,
+  startReceiver as startPlainReceiver,
+} from '../../packages/mediahook/test/cli/helpers.ts';
+import {
+  listen,
+  type RunningService,
+  startService,
+  waitForCallback,
+} from '../../packages/server/test/service/service-harness.ts';
+import { launchChromium, skipBrowserTests } from '../../packages/mediahook/test/web/browser.ts';
 
 /** The attacker's site: an empty page, on localhost, where the tests run their scripts. */
 async function startAttackerSite(): Promise<{ url: string; server: Server }> {

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../cli/helpers.ts';
-import { type Listener, startListen } from '../cli/listen-helpers.ts';
+import { runCli } from '../../../mediahook/test/cli/helpers.ts';
+import { type Listener, startListen } from '../../../mediahook/test/cli/listen-helpers.ts';
 import { type ServeProcess, startServeProcess } from './service-harness.ts';
 
 /** A request with the given headers: status, error code, headers and the parsed body. */
