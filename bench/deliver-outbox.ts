@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { DirectoryBlobStore } from '../packages/server/src/delivery/index.ts';
+import { blobKeyOf, DirectoryBlobStore } from '../packages/server/src/delivery/index.ts';
 import { uuidv7Generator } from '../packages/mediahook/src/protocol/uuidv7.ts';
 import { endpointKeyOf, openStore, type Store } from '../packages/server/src/store/index.ts';
 
@@ -54,7 +54,8 @@ export async function openOutbox(backend: Backend, jpeg: Buffer): Promise<Outbox
   try {
     await store.migrate();
     const blobs = new DirectoryBlobStore(join(dir, 'results'));
-    const resultKey = await blobs.putBytes(nextId(), jpeg, 'image/jpeg');
+    const resultKey = blobKeyOf(nextId(), 'image/jpeg');
+    await blobs.put(resultKey, [jpeg]);
     const where = backend === 'sqlite' ? { sqlitePath } : { postgresSchema: schema };
     return { store, blobs, resultKey, ...where, dispose };
   } catch (error) {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import {
   CallbackSender,
   DeliveryWorker,
+  blobKeyOf,
   DirectoryBlobStore,
   type RetryPolicy,
 } from '../packages/server/src/delivery/index.ts';
@@ -120,7 +121,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
       await store.finishOperation(id, { state: 'failed', message: `chaos ${n} failed` });
     } else {
       const bytes = jpeg(n % options.largeEvery === 1 ? 12 * 1024 * 1024 : 4096);
-      const key = await blobs.putBytes(id, bytes, 'image/jpeg');
+      const key = blobKeyOf(id, 'image/jpeg');
+      await blobs.put(key, [bytes]);
       await store.finishOperation(id, {
         state: 'succeeded',
         result: { key, media_type: 'image/jpeg', bytes: bytes.length },

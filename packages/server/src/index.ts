@@ -12,6 +12,9 @@
  * createApiServer(service.handler).listen(8080, '127.0.0.1');
  */
 export {
+  blobKeyOf,
+  type BlobStore,
+  BlobStoreError,
   CallbackSender,
   type CallbackSenderOptions,
   checkWebhookUrl,
@@ -21,7 +24,10 @@ export {
   DeliveryWorker,
   type DeliveryWorkerOptions,
   DirectoryBlobStore,
+  openBlobStore,
+  PostgresBlobStore,
   type RetryPolicy,
+  S3BlobStore,
   type SsrfPolicy,
   SsrfRefusedError,
 } from './delivery/index.ts';

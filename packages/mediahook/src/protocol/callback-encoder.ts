@@ -5,8 +5,16 @@ import type { Readable } from 'node:stream';
 import { extensionOf, FAMILY_PARTS, type Family, type MediaType } from './callback-shapes.ts';
 import { boundaryOf } from './header-value.ts';
 
-/** The bytes of a result file: a path, a Buffer, or a Readable of a known size. */
-export type FileSource = string | Uint8Array | { stream: Readable; size: number };
+/**
+ * The bytes of a result file: a path, a Buffer, a Readable of a known size (read once), or a
+ * function opening a new Readable each time the body is produced (a file kept elsewhere, as in
+ * object storage, which a signed callback reads twice: once to sign, once to send).
+ */
+export type FileSource =
+  | string
+  | Uint8Array
+  | { stream: Readable; size: number }
+  | { open: () => Readable | Promise<Readable>; size: number };
 
 interface OutgoingFields {
   family: Family;
@@ -156,16 +164,12 @@ export async function encodeCallback(
           throw new Error(`${source} changed size while it was sent (${size} → ${read} bytes)`);
       } else if (source instanceof Uint8Array) {
         yield Buffer.from(source.buffer, source.byteOffset, source.byteLength);
+      } else if ('open' in source) {
+        yield* sizedStream(await source.open(), size);
       } else {
         if (streamUsed) throw new Error('a stream source can be sent once only');
         streamUsed = true;
-        let read = 0;
-        for await (const chunk of source.stream) {
-          read += (chunk as Buffer).length;
-          if (read > size) throw new Error(`the file stream is longer than its declared size ${size}`);
-          yield chunk as Buffer;
-        }
-        if (read !== size) throw new Error(`the file stream ended at ${read} of its declared ${size} bytes`);
+        yield* sizedStream(source.stream, size);
       }
       yield tail;
     },
@@ -174,6 +178,17 @@ export async function encodeCallback(
       return [headBytes, Buffer.from(source.buffer, source.byteOffset, source.byteLength), tail];
     },
   };
+}
+
+/** The chunks of a stream that must hold exactly `size` bytes. */
+async function* sizedStream(stream: Readable, size: number): AsyncGenerator<Buffer> {
+  let read = 0;
+  for await (const chunk of stream) {
+    read += (chunk as Buffer).length;
+    if (read > size) throw new Error(`the file stream is longer than its declared size ${size}`);
+    yield chunk as Buffer;
+  }
+  if (read !== size) throw new Error(`the file stream ended at ${read} of its declared ${size} bytes`);
 }
 
 async function sizeOf(source: FileSource): Promise<number> {

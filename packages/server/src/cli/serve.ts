@@ -52,6 +52,7 @@ export const serveCommand: Command = {
     const host = values.host ?? '127.0.0.1';
     if (!LOOPBACK.test(host) && (await setup.store.countApiKeys()) === 0) {
       await setup.store.close();
+      await setup.blobs.close();
       io.stderr.write(
         `mediahook serve: refusing to bind ${host} without an API key; create one with 'mediahook keys create'\n`,
       );
@@ -74,6 +75,7 @@ export const serveCommand: Command = {
       io.stderr.write(`mediahook serve: cannot listen on ${host}:${port}: ${(error as Error).message}\n`);
       await service.stop();
       await setup.store.close();
+      await setup.blobs.close();
       return 1;
     }
     const stopped = untilSignal();
@@ -87,6 +89,7 @@ export const serveCommand: Command = {
     // The store closes last: requests in flight and the workers still use it until they end.
     await Promise.all([service.closeServer(server), service.stop()]);
     await setup.store.close();
+    await setup.blobs.close();
     return 0;
   },
 };

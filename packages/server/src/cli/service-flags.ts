@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { type SsrfPolicy, validateSsrfPolicy } from '../delivery/index.ts';
+import { type BlobStore, openBlobStore, type SsrfPolicy, validateSsrfPolicy } from '../delivery/index.ts';
 import type { Generator } from '../service/generators/index.ts';
 import { jsonLogger } from '../service/json-log.ts';
 import type { ServiceOptions } from '../service/service.ts';
@@ -18,6 +18,7 @@ import {
 export const SERVICE_FLAG_OPTIONS = {
   db: { type: 'string' },
   data: { type: 'string' },
+  blobs: { type: 'string' },
   'allow-private-urls': { type: 'boolean' },
   'allow-url': { type: 'string', multiple: true },
   secret: { type: 'string', multiple: true },
@@ -31,6 +32,9 @@ export const SERVICE_FLAG_OPTIONS = {
 
 export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLite file (default DATA/mediahook.sqlite) or PostgreSQL
   --data DIR              result files and scratch space (default ./data)
+  --blobs DIR|postgres|s3://BUCKET/PREFIX  where result files are kept (default DATA/results):
+                          postgres (the --db database) or S3 let machines with no shared disk
+                          deliver each other's results (S3: AWS_* variables, profiles, roles)
   --allow-private-urls    let callbacks go to loopback and private addresses (local work)
   --allow-url CIDR|HOST   let callbacks go to this address range or host (repeatable)
   --secret whsec_…        sign callbacks (repeat to sign with several secrets, for rotation)
@@ -47,6 +51,7 @@ export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLi
 export interface ServiceFlags {
   db?: string;
   data?: string;
+  blobs?: string;
   'allow-private-urls'?: boolean;
   'allow-url'?: string[];
   secret?: string[];
@@ -61,6 +66,7 @@ export interface ServiceFlags {
 export interface ServiceSetup {
   store: Store;
   dataDir: string;
+  blobs: BlobStore;
   generator: Generator;
   ssrf: SsrfPolicy;
   secrets: string[];
@@ -99,10 +105,27 @@ export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<Ser
     // everything else the service logs, not as a Node warning with a trace hint.
     onBackgroundError: (error) => log('warn', 'store_background_error', { error }),
   });
-  await store.migrate();
+  let blobs: BlobStore;
+  try {
+    await store.migrate();
+    blobs = await openBlobStore(values.blobs, {
+      dataDir,
+      db: values.db,
+      // With PostgreSQL the directory is shared by every process, often over a network file
+      // system, where a blocking read would hold the event loop for the network's time.
+      directory: store.dialect === 'postgres' ? { blockingReadMaxBytes: 0 } : {},
+    });
+  } catch (error) {
+    await store.close();
+    if ((error as { name?: string }).name === 'BlobStoreError') {
+      throw new UsageError(`--blobs: ${(error as Error).message}`);
+    }
+    throw error;
+  }
   return {
     store,
     dataDir,
+    blobs,
     generator: limitConcurrency(base, concurrency),
     ssrf: { allowPrivate: values['allow-private-urls'] === true, allow: values['allow-url'] ?? [] },
     secrets,
@@ -117,6 +140,7 @@ export function serviceOptionsOf(setup: ServiceSetup): ServiceOptions {
   return {
     store: setup.store,
     dataDir: setup.dataDir,
+    blobs: setup.blobs,
     generator: setup.generator,
     secrets: setup.secrets,
     ssrf: setup.ssrf,

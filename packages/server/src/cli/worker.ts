@@ -5,8 +5,9 @@ import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetu
 const USAGE = `Usage: mediahook worker --db postgres://… [options]
 
 Runs generation and delivery only, no API: start several on one PostgreSQL database next to
-\`mediahook serve --no-worker\` processes to scale out. All of them need the same --data
-directory (a shared file system) for result files.
+\`mediahook serve --no-worker\` processes to scale out. Result files must be reachable by
+every process: --blobs postgres or --blobs s3://… (or one --data directory on a shared file
+system).
 
 Options:
 ${SERVICE_FLAG_USAGE.replace(/^ {2}--db .*$/m, '  --db FILE|postgres://…  the store (required): PostgreSQL to scale out, or a SQLite file')}`;
@@ -22,11 +23,14 @@ export const workerCommand: Command = {
     const service = createService(serviceOptionsOf(setup));
     const stopped = untilSignal();
     await service.start();
-    io.stderr.write(`mediahook worker: running on ${setup.store.dialect} (data in ${setup.dataDir})\n`);
+    io.stderr.write(
+      `mediahook worker: running on ${setup.store.dialect} (data in ${setup.dataDir}, results in ${setup.blobs.location})\n`,
+    );
     const signal = await stopped;
     io.stderr.write(`mediahook worker: ${signal}, stopping\n`);
     await service.stop();
     await setup.store.close();
+    await setup.blobs.close();
     return 0;
   },
 };

@@ -12,7 +12,7 @@ import {
   type Settlement,
   type Store,
 } from '../store/index.ts';
-import type { DirectoryBlobStore } from './blob-store.ts';
+import { type BlobStore, idGenOfBlobKey } from './blobs/index.ts';
 import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
 import { outgoingCallbackOf, resultFileOf } from './outgoing-callback.ts';
 import { DEFAULT_LEASE_MS, renewLeaseWhileSending } from './lease-renewal.ts';
@@ -30,7 +30,7 @@ const MAX_RECORD_TRIES = 5;
 
 export interface DeliveryWorkerOptions {
   store: Store;
-  blobs: DirectoryBlobStore;
+  blobs: BlobStore;
   sender: CallbackSender;
   /** Unique per process; leases are held in its name. */
   workerId?: string | undefined;
@@ -155,8 +155,8 @@ export class DeliveryWorker {
     const { store, blobs } = this.#options;
     const retention = this.#options.retentionMs ?? 24 * 3_600_000;
     let removed = 0;
-    for (const key of await blobs.keys()) {
-      const callback = await store.getCallback(key.slice(0, key.lastIndexOf('.')));
+    for await (const key of blobs.keys()) {
+      const callback = await store.getCallback(idGenOfBlobKey(key));
       if (!callback || !FINAL_CALLBACK_STATES.includes(callback.state)) continue;
       if ((callback.finished_at ?? now) + retention > now) continue;
       await blobs.remove(key);

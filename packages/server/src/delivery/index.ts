@@ -2,11 +2,7 @@
  * Delivering callbacks: the sender (pooled, guarded, signed), the retry policy, the worker
  * that drains the durable outbox, the blob store of result files, and the SSRF guard.
  */
-export {
-  DEFAULT_BLOCKING_READ_MAX_BYTES,
-  DirectoryBlobStore,
-  type DirectoryBlobStoreOptions,
-} from './blob-store.ts';
+export * from './blobs/index.ts';
 export {
   type AttemptResult,
   type AttemptVerdict,

@@ -4,7 +4,7 @@
  */
 import type { FileSource, OutgoingCallback } from 'mediahook/protocol';
 import type { OperationRecord, OperationResult } from '../store/index.ts';
-import type { AllocateBuffer, DirectoryBlobStore } from './blob-store.ts';
+import type { AllocateBuffer, BlobStore } from './blobs/index.ts';
 
 /**
  * Results up to this size are read whole and sent from memory: one read, where streaming a
@@ -39,14 +39,24 @@ export function outgoingCallbackOf(operation: OperationRecord, file: FileSource 
 }
 
 /**
- * A result's bytes (up to 1 MiB, in a buffer from `allocate` when read at once) or its path
- * (larger), or null when it is no longer kept.
+ * A result's bytes (up to 1 MiB, in a buffer from `allocate` when read at once), or for a larger
+ * one a source that opens it from the blob store each time it is read (twice when signed), or
+ * null when it is no longer kept.
  */
 export async function resultFileOf(
-  blobs: DirectoryBlobStore,
+  blobs: BlobStore,
   result: OperationResult,
   allocate?: AllocateBuffer,
 ): Promise<FileSource | null> {
   if (result.bytes <= IN_MEMORY_RESULT_BYTES) return blobs.read(result.key, result.bytes, allocate);
-  return (await blobs.exists(result.key)) ? blobs.pathOf(result.key) : null;
+  const size = await blobs.size(result.key);
+  if (size === null) return null;
+  return {
+    size,
+    async open() {
+      const opened = await blobs.open(result.key);
+      if (!opened) throw new Error('result_missing: the result file is no longer kept');
+      return opened.stream;
+    },
+  };
 }

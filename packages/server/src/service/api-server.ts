@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DirectoryBlobStore } from '../delivery/index.ts';
+import type { BlobStore } from '../delivery/index.ts';
 import { uuidv7 } from 'mediahook/protocol';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
@@ -12,10 +12,10 @@ import {
   hostNotAllowedMessage,
   oncePerHost,
   requestTargetOf,
-  sendFileAnswer,
   sendRevalidated,
 } from 'mediahook/web';
 import { requestHeadError } from './api-http-server.ts';
+import { sendBlobAnswer } from './blob-answer.ts';
 import {
   ApiError,
   apiErrorResponse,
@@ -33,7 +33,7 @@ import type { ServiceMetrics } from './service-metrics.ts';
 
 export interface ApiOptions {
   store: Store;
-  blobs: DirectoryBlobStore;
+  blobs: BlobStore;
   metrics: ServiceMetrics;
   log: Logger;
   /** Where requests are tracked for a graceful shutdown. */
@@ -249,7 +249,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     const record = await store.getOperationRecord(id);
     const sent =
       record?.result != null &&
-      (await sendFileAnswer(res, blobs.pathOf(record.result.key), {
+      (await sendBlobAnswer(res, blobs, record.result.key, {
         'content-type': record.result.media_type,
         // Another site's page cannot embed it (<img src>) and learn from whether it loads.
         'cross-origin-resource-policy': 'same-origin',

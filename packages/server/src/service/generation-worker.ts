@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { DirectoryBlobStore } from '../delivery/index.ts';
+import { blobKeyOf, type BlobStore } from '../delivery/index.ts';
 import { wakeableDelay } from '../delivery/wakeable-delay.ts';
 import type { OperationRecord, Store } from '../store/index.ts';
 import { type Generator, isGenerationError } from './generators/index.ts';
@@ -24,7 +24,7 @@ const WORK_DIR_NAME = /^op-([A-Za-z0-9_]+)-(\d+)-([0-9a-f]{8})-/;
 
 export interface GenerationWorkerOptions {
   store: Store;
-  blobs: DirectoryBlobStore;
+  blobs: BlobStore;
   generator: Generator;
   /** Scratch space for generators; each operation gets its own folder, removed afterwards. */
   workDir: string;
@@ -180,7 +180,8 @@ export class GenerationWorker {
           },
           { workDir, signal: this.#abort.signal },
         );
-        const key = await blobs.putFile(operation.id_gen, media.path, media.mediaType);
+        const key = blobKeyOf(operation.id_gen, media.mediaType);
+        await blobs.putFile(key, media.path);
         outcome = { state: 'succeeded', result: { key, media_type: media.mediaType, bytes: media.bytes } };
       } catch (error) {
         if (this.#abort.signal.aborted) return; // stopping: the released lease lets it run again

@@ -5,6 +5,7 @@ import {
   CallbackSender,
   DEFAULT_RETRY_POLICY,
   DeliveryWorker,
+  type BlobStore,
   DirectoryBlobStore,
   type RetryPolicy,
   type SsrfPolicy,
@@ -19,8 +20,13 @@ import { ServiceMetrics } from './service-metrics.ts';
 
 export interface ServiceOptions {
   store: Store;
-  /** Result files (`results/`) and generator scratch space (`work/`). */
+  /** Generator scratch space (`work/`), and result files (`results/`) unless `blobs` is given. */
   dataDir: string;
+  /**
+   * Where result files are kept (see `openBlobStore`): `DATA/results` by default. Processes on
+   * machines sharing no disk need one they all reach (PostgreSQL, S3). Its owner closes it.
+   */
+  blobs?: BlobStore | undefined;
   generator: Generator;
   /** `whsec_…` secrets: callbacks are signed with each. */
   secrets?: readonly string[] | undefined;
@@ -55,7 +61,7 @@ export interface Service {
   /** The HTTP API and dashboard. */
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   metrics: ServiceMetrics;
-  blobs: DirectoryBlobStore;
+  blobs: BlobStore;
   /** Starts the workers (after taking over leases a previous run of this process left). */
   start(): Promise<void>;
   /** Stops the workers gracefully, then closes the sender (not the store: its owner does). */
@@ -84,11 +90,12 @@ export function createService(options: ServiceOptions): Service {
   const log = options.log ?? jsonLogger();
   const metrics = new ServiceMetrics();
   // On SQLite the data directory is this process's own; small results are read at once. With
-  // PostgreSQL it is shared by every process, often over a network file system, where a
-  // blocking read would hold the event loop for the network's time: every read goes to the pool.
-  const blobs = new DirectoryBlobStore(join(options.dataDir, 'results'), {
-    ...(options.store.dialect === 'postgres' ? { blockingReadMaxBytes: 0 } : {}),
-  });
+  // PostgreSQL it is shared by every process, maybe over a network file system: reads go to the pool.
+  const blobs =
+    options.blobs ??
+    new DirectoryBlobStore(join(options.dataDir, 'results'), {
+      ...(options.store.dialect === 'postgres' ? { blockingReadMaxBytes: 0 } : {}),
+    });
   const retry: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
     schedule: options.retrySchedule ?? DEFAULT_RETRY_POLICY.schedule,

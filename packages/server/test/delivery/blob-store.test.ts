@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DirectoryBlobStore } from '../../src/delivery/index.ts';
+import { blobKeyOf, DirectoryBlobStore } from '../../src/delivery/index.ts';
 
 let dir: string;
 let blobs: DirectoryBlobStore;
@@ -27,8 +27,9 @@ describe.each([
 
   it('reads a file whole, sized or not, and says null once it is gone', async () => {
     const bytes = randomBytes(70_000);
-    const key = await blobs.putBytes('op-1', bytes, 'image/jpeg');
+    const key = blobKeyOf('op-1', 'image/jpeg');
     expect(key).toBe('op-1.jpg');
+    await blobs.put(key, [bytes]);
     expect(await blobs.read(key, bytes.length)).toEqual(bytes);
     expect(await blobs.read(key)).toEqual(bytes);
     await blobs.remove(key);
@@ -38,7 +39,8 @@ describe.each([
   });
 
   it('reads what the file holds when it no longer has the size recorded', async () => {
-    const key = await blobs.putBytes('op-2', randomBytes(1_000), 'image/jpeg');
+    const key = blobKeyOf('op-2', 'image/jpeg');
+    await blobs.put(key, [randomBytes(1_000)]);
     const grown = randomBytes(300_000);
     writeFileSync(blobs.pathOf(key), grown);
     expect(await blobs.read(key, 1_000)).toEqual(grown);
@@ -50,7 +52,8 @@ describe.each([
 
   it('reads a file that grew past the blocking limit through the thread pool, whole', async () => {
     const small = new DirectoryBlobStore(blobs.directory, { blockingReadMaxBytes: 4_096 });
-    const key = await small.putBytes('op-3', randomBytes(1_000), 'image/jpeg');
+    const key = blobKeyOf('op-3', 'image/jpeg');
+    await small.put(key, [randomBytes(1_000)]);
     const grown = randomBytes(50_000);
     writeFileSync(small.pathOf(key), grown);
     expect(await small.read(key, 1_000)).toEqual(grown);
@@ -58,9 +61,9 @@ describe.each([
 
   it('takes only keys it made, never a path', async () => {
     expect(() => blobs.pathOf('../etc/passwd')).toThrow(TypeError);
-    expect(() => blobs.keyFor('a/b', 'image/jpeg')).toThrow(TypeError);
+    expect(() => blobKeyOf('a/b', 'image/jpeg')).toThrow(TypeError);
     await expect(blobs.read('x/../y.jpg')).rejects.toThrow(TypeError);
-    expect(blobs.keyFor('0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', 'video/mp4')).toBe(
+    expect(blobKeyOf('0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', 'video/mp4')).toBe(
       '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.mp4',
     );
   });
@@ -72,11 +75,13 @@ describe('DirectoryBlobStore file modes', () => {
     const before = process.umask(0o022);
     try {
       blobs = new DirectoryBlobStore(join(dir, 'results'));
-      const fromBytes = await blobs.putBytes('op-1', randomBytes(100), 'image/jpeg');
+      const fromBytes = blobKeyOf('op-1', 'image/jpeg');
+      await blobs.put(fromBytes, [randomBytes(100)]);
       // As a generator leaves it: written with the umask's mode.
       const made = join(dir, 'made.mp4');
       writeFileSync(made, randomBytes(100));
-      const fromFile = await blobs.putFile('op-2', made, 'video/mp4');
+      const fromFile = blobKeyOf('op-2', 'video/mp4');
+      await blobs.putFile(fromFile, made);
       const modeOf = (path: string) => statSync(path).mode & 0o777;
       expect(modeOf(join(dir, 'results'))).toBe(0o700);
       expect([modeOf(blobs.pathOf(fromBytes)), modeOf(blobs.pathOf(fromFile))]).toEqual([0o600, 0o600]);

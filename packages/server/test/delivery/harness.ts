@@ -14,6 +14,8 @@ import {
   type CircuitPolicy,
   DeliveryWorker,
   type DeliveryWorkerOptions,
+  blobKeyOf,
+  type BlobStore,
   DirectoryBlobStore,
   type RetryPolicy,
 } from '../../src/delivery/index.ts';
@@ -75,24 +77,25 @@ const nextId = uuidv7Generator();
 export class DeliveryFixture {
   readonly backend: Backend;
   readonly store: Store;
-  readonly blobs: DirectoryBlobStore;
+  readonly blobs: BlobStore;
   /** Errors the workers reported through `onError`. */
   readonly workerErrors: unknown[] = [];
   readonly #dir: string;
   readonly #cleanups: (() => Promise<void>)[] = [];
 
-  private constructor(backend: Backend, store: Store, dir: string) {
+  private constructor(backend: Backend, store: Store, dir: string, blobs: BlobStore | undefined) {
     this.backend = backend;
     this.store = store;
     this.#dir = dir;
-    this.blobs = new DirectoryBlobStore(join(dir, 'results'));
+    this.blobs = blobs ?? new DirectoryBlobStore(join(dir, 'results'));
   }
 
-  static async create(kind: BackendKind): Promise<DeliveryFixture> {
+  /** A fixture on a fresh database of `kind`, keeping results in `blobs` (a directory by default). */
+  static async create(kind: BackendKind, blobs?: BlobStore): Promise<DeliveryFixture> {
     const backend = await kind.create();
     const store = backend.open();
     await store.migrate();
-    return new DeliveryFixture(backend, store, mkdtempSync(join(tmpdir(), 'mediahook-delivery-')));
+    return new DeliveryFixture(backend, store, mkdtempSync(join(tmpdir(), 'mediahook-delivery-')), blobs);
   }
 
   /** Runs `cleanup` at dispose, before the store closes (last registered runs first). */
@@ -104,7 +107,11 @@ export class DeliveryFixture {
    * Creates an operation whose webhook is `url(id_gen)` and finishes it: with a JPEG result
    * (`file`, the default) or as a failure. Its callback is then due now.
    */
-  async finished(url: (id: string) => string, outcome: 'file' | 'error' = 'file'): Promise<string> {
+  async finished(
+    url: (id: string) => string,
+    outcome: 'file' | 'error' = 'file',
+    bytes = jpegBytes(),
+  ): Promise<string> {
     const id = nextId();
     await this.store.createOperation({
       id_gen: id,
@@ -116,8 +123,8 @@ export class DeliveryFixture {
     if (outcome === 'error') {
       await this.store.finishOperation(id, { state: 'failed', message: `generation ${id} failed` });
     } else {
-      const bytes = jpegBytes();
-      const key = await this.blobs.putBytes(id, bytes, 'image/jpeg');
+      const key = blobKeyOf(id, 'image/jpeg');
+      await this.blobs.put(key, [bytes]);
       await this.store.finishOperation(id, {
         state: 'succeeded',
         result: { key, media_type: 'image/jpeg', bytes: bytes.length },

@@ -59,7 +59,7 @@ describe.each(backends)('delivery outcomes on $name', (kind) => {
     const accepted = receiver.outcomes.find((o) => o.verdict === 'accepted');
     expect(accepted?.callback?.event).toBe('success');
     const operation = await f.store.getOperationRecord(id);
-    const sent = readFileSync(f.blobs.pathOf(operation!.result!.key));
+    const sent = (await f.blobs.read(operation!.result!.key))!;
     const stored = accepted?.callback?.event === 'success' ? accepted.callback.file.path : null;
     expect(readFileSync(stored!).equals(sent)).toBe(true);
     // The operation resource shows the same history.
@@ -85,7 +85,7 @@ describe.each(backends)('delivery outcomes on $name', (kind) => {
     );
     for (const id of ids) {
       const operation = await f.store.getOperationRecord(id);
-      const kept = readFileSync(f.blobs.pathOf(operation!.result!.key));
+      const kept = (await f.blobs.read(operation!.result!.key))!;
       expect(readFileSync(stored.get(id)!).equals(kept)).toBe(true);
     }
     expect(f.unexpectedErrors()).toEqual([]);

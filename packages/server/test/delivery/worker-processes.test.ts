@@ -52,7 +52,7 @@ describe.each(backends)('delivery worker processes on $name', (kind) => {
     const store = f.store;
     const db = store instanceof SqliteStore ? store.path : POSTGRES_URL;
     const schema = store instanceof PostgresStore ? store.schema : undefined;
-    const config = { db, schema, workerId, blobs: `${f.blobs.directory}`, perEndpointLimit: 16, ...options };
+    const config = { db, schema, workerId, blobs: f.blobs.location, perEndpointLimit: 16, ...options };
     const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)]);
     children.push(child);
     let output = '';

@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { chmod, copyFile, mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { extensionOf, type MediaType } from 'mediahook/protocol';
-
-const KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\.(?:jpg|mp4)$/;
+import { pipeline } from 'node:stream/promises';
+import {
+  type AllocateBuffer,
+  BLOB_KEY,
+  type BlobBytes,
+  type BlobStore,
+  checkBlobKey,
+  type OpenedBlob,
+} from './blob-store.ts';
 
 /** Result files and their directory are the owner's alone: another local user reads none. */
 const FILE_MODE = 0o600;
@@ -12,9 +18,6 @@ const DIR_MODE = 0o700;
 
 /** Files up to this size are read with blocking calls by default (see `blockingReadMaxBytes`). */
 export const DEFAULT_BLOCKING_READ_MAX_BYTES = 1024 * 1024;
-
-/** Where a file read whole goes: a buffer of exactly `size` bytes. */
-export type AllocateBuffer = (size: number) => Buffer;
 
 /** The whole file, read with blocking calls, or null when it is larger than `limit`. */
 function readNow(path: string, limit: number, allocate: AllocateBuffer): Buffer | null {
@@ -49,16 +52,15 @@ export interface DirectoryBlobStoreOptions {
 }
 
 /**
- * Result files of finished operations, kept in a local directory until their callback is
- * delivered, gone or dead and a retention period has passed. A key is a file name the store
- * gave, never a path from outside.
+ * Result files kept in a local directory (`DATA/results` by default): the store of a single
+ * machine, or of several sharing a network file system.
  *
  * @example
  * const blobs = new DirectoryBlobStore('./data/results');
- * const key = await blobs.putFile(idGen, '/tmp/out.jpg', 'image/jpeg');
- * createReadStream(blobs.pathOf(key));
+ * await blobs.putFile(blobKeyOf(idGen, 'image/jpeg'), '/tmp/out.jpg');
+ * const opened = await blobs.open(blobKeyOf(idGen, 'image/jpeg'));
  */
-export class DirectoryBlobStore {
+export class DirectoryBlobStore implements BlobStore {
   readonly directory: string;
   readonly #blockingReadMaxBytes: number;
 
@@ -67,45 +69,60 @@ export class DirectoryBlobStore {
     this.#blockingReadMaxBytes = options.blockingReadMaxBytes ?? DEFAULT_BLOCKING_READ_MAX_BYTES;
   }
 
-  /** The key of an operation's result: `<id_gen>.jpg` or `.mp4` (id_gen is a UUIDv7 here). */
-  keyFor(idGen: string, mediaType: MediaType): string {
-    const key = `${idGen}${extensionOf(mediaType)}`;
-    if (!KEY.test(key)) throw new TypeError(`no blob key can be made of ${JSON.stringify(idGen)}`);
-    return key;
+  get location(): string {
+    return this.directory;
   }
 
   pathOf(key: string): string {
-    if (!KEY.test(key)) throw new TypeError(`not a blob key: ${JSON.stringify(key)}`);
-    return join(this.directory, key);
+    return join(this.directory, checkBlobKey(key));
   }
 
-  /** Moves (or, across file systems, copies) a finished file in, made 0600; returns its key. */
-  async putFile(idGen: string, sourcePath: string, mediaType: MediaType): Promise<string> {
-    const key = this.keyFor(idGen, mediaType);
-    await mkdir(this.directory, { recursive: true, mode: DIR_MODE });
+  /** Moves (or, across file systems, copies) a finished file in, made 0600. */
+  async putFile(key: string, sourcePath: string): Promise<number> {
     const target = this.pathOf(key);
+    await mkdir(this.directory, { recursive: true, mode: DIR_MODE });
     // A generator (ffmpeg, a command of the user's) wrote it with the umask's mode; a copy keeps it.
     await chmod(sourcePath, FILE_MODE);
+    const { size } = await stat(sourcePath);
     try {
       await rename(sourcePath, target);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
-      const temp = `${target}.${randomBytes(6).toString('hex')}.part`;
+      const temp = this.#tempOf(target);
       await copyFile(sourcePath, temp);
       await rename(temp, target);
       await unlink(sourcePath);
     }
-    return key;
+    return size;
   }
 
-  /** Stores bytes under an operation's key, in a 0600 file. */
-  async putBytes(idGen: string, bytes: Uint8Array, mediaType: MediaType): Promise<string> {
-    const key = this.keyFor(idGen, mediaType);
+  /** Writes the bytes to a 0600 file beside the target, renamed into place once complete. */
+  async put(key: string, bytes: BlobBytes, signal?: AbortSignal): Promise<number> {
+    const target = this.pathOf(key);
     await mkdir(this.directory, { recursive: true, mode: DIR_MODE });
-    const temp = `${this.pathOf(key)}.${randomBytes(6).toString('hex')}.part`;
-    await writeFile(temp, bytes, { mode: FILE_MODE });
-    await rename(temp, this.pathOf(key));
-    return key;
+    const temp = this.#tempOf(target);
+    const file = await open(temp, 'wx', FILE_MODE);
+    let written = 0;
+    try {
+      await pipeline(
+        bytes,
+        async function* (source: BlobBytes) {
+          for await (const chunk of source) {
+            written += chunk.byteLength;
+            yield chunk;
+          }
+        },
+        file.createWriteStream(),
+        ...(signal ? [{ signal }] : []),
+      );
+      await rename(temp, target);
+    } catch (error) {
+      await unlink(temp).catch(() => {});
+      throw error;
+    } finally {
+      await file.close().catch(() => {});
+    }
+    return written;
   }
 
   /**
@@ -131,8 +148,32 @@ export class DirectoryBlobStore {
     }
   }
 
-  async exists(key: string): Promise<boolean> {
-    return (await stat(this.pathOf(key)).catch(() => null))?.isFile() ?? false;
+  /**
+   * Opens the file before anything is sent: one removed meanwhile (a retention sweep, another
+   * process) is then read whole from the open handle or not found, never cut short.
+   */
+  async open(key: string): Promise<OpenedBlob | null> {
+    const handle = await open(this.pathOf(key), 'r').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    });
+    if (!handle) return null;
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) {
+        await handle.close();
+        return null;
+      }
+      return { stream: handle.createReadStream({ highWaterMark: 256 * 1024 }), size: info.size };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  async size(key: string): Promise<number | null> {
+    const info = await stat(this.pathOf(key)).catch(() => null);
+    return info?.isFile() ? info.size : null;
   }
 
   async remove(key: string): Promise<void> {
@@ -141,9 +182,14 @@ export class DirectoryBlobStore {
     });
   }
 
-  /** Every key in the directory (for retention sweeps). */
-  async keys(): Promise<string[]> {
+  async *keys(): AsyncIterable<string> {
     const names = await readdir(this.directory).catch(() => [] as string[]);
-    return names.filter((name) => KEY.test(name));
+    yield* names.filter((name) => BLOB_KEY.test(name));
+  }
+
+  async close(): Promise<void> {}
+
+  #tempOf(target: string): string {
+    return `${target}.${randomBytes(6).toString('hex')}.part`;
   }
 }
