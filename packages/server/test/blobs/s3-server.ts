@@ -2,7 +2,7 @@
  * A real S3 server (s3rver) on loopback, on a free port, with one bucket, for the tests that
  * keep result files in S3.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
@@ -15,6 +15,8 @@ export interface S3Server {
   endpoint: string;
   /** The `AWS_*` variables a spawned process finds the server with. */
   env: Record<string, string>;
+  /** Parts of multipart uploads the server holds now (uploads begun and not completed). */
+  partsStored(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -36,6 +38,10 @@ export async function startS3Server(): Promise<S3Server> {
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: S3_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: S3_CREDENTIALS.secretAccessKey,
+    },
+    async partsStored() {
+      const entries = await readdir(directory, { recursive: true, withFileTypes: true }).catch(() => []);
+      return entries.filter((e) => e.isFile() && /^\d+$/.test(e.name) && /uploads/.test(e.parentPath)).length;
     },
     async close() {
       await server.close();

@@ -148,8 +148,28 @@ export interface ServeProcess {
 }
 
 /** `bin/mediahook serve` as a user runs it, on a free loopback port; resolves once it listens. */
-export async function startServeProcess(args: readonly string[]): Promise<ServeProcess> {
-  const child = spawn(BIN, ['serve', '--port', '0', ...args], { stdio: 'pipe' });
+export async function startServeProcess(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<ServeProcess> {
+  return startBinProcess(['serve', '--port', '0', ...args], /listening at (http:\/\/\S+)/, env);
+}
+
+/** `bin/mediahook worker` as a user runs it; resolves once it runs (`url` is empty). */
+export function startWorkerProcess(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<ServeProcess> {
+  return startBinProcess(['worker', ...args], /running on \w+()/, env);
+}
+
+/** A command of `bin/mediahook`, once its stderr matches `ready` (whose group 1 is the URL). */
+async function startBinProcess(
+  args: readonly string[],
+  ready: RegExp,
+  env: Record<string, string>,
+): Promise<ServeProcess> {
+  const child = spawn(BIN, args, { stdio: 'pipe', env: { ...process.env, ...env } });
   let stderr = '';
   let stdout = '';
   // Read as it comes: a pipe nobody drains would block the process once its buffer is full.
@@ -158,10 +178,10 @@ export async function startServeProcess(args: readonly string[]): Promise<ServeP
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (text: string) => {
       stderr += text;
-      const match = /listening at (http:\/\/\S+)/.exec(stderr);
+      const match = ready.exec(stderr);
       if (match) resolve(match[1]!);
     });
-    void exited.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+    void exited.then((code) => reject(new Error(`${args[0]} exited ${code}: ${stderr}`)));
   });
   return { child, url, stderr: () => stderr, stdout: () => stdout, exited };
 }

@@ -75,8 +75,9 @@ export class S3BlobStore implements BlobStore {
     this.#sdk = sdk;
     this.#bucket = bucket;
     this.#prefix = prefix;
-    const endpoint = options.endpoint ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
-    const region = options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+    const endpoint =
+      options.endpoint ?? process.env['AWS_ENDPOINT_URL_S3'] ?? process.env['AWS_ENDPOINT_URL'];
+    const region = options.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'];
     this.#client = new sdk.s3.S3Client({
       ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
       ...(region ? { region } : endpoint ? { region: 'us-east-1' } : {}),
