@@ -45,6 +45,13 @@ export {
   limitConcurrency,
 } from './service/generators/index.ts';
 export { jsonLogger, type Logger } from './service/json-log.ts';
+export { SubmissionError, type SubmissionErrorCode } from './service/submission/submission-error.ts';
+export {
+  type CallbackInput,
+  submitCallback,
+  type SubmitOptions,
+  type SubmitResult,
+} from './service/submission/submit-callback.ts';
 export { createService, type Service, type ServiceOptions } from './service/service.ts';
 export {
   type OperationResource,

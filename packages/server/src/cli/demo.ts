@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { builtInGenerator } from '../service/generators/index.ts';
 import { createApiServer } from '../service/api-http-server.ts';
 import { createService } from '../service/service.ts';
+import { openBlobStore } from '../delivery/index.ts';
 import { type OperationResource, openStore } from '../store/index.ts';
 import { hostHint, oncePerHost } from 'mediahook/web';
 import {
@@ -26,7 +27,7 @@ import {
   UsageError,
 } from 'mediahook/cli';
 
-const USAGE = `Usage: mediahook demo [--port 8080] [--receiver-port 9000] [--data DIR] [--exit] [--timeout 2m]
+const USAGE = `Usage: mediahook demo [--port 8080] [--receiver-port 9000] [--data DIR] [--blobs DIR|s3://…] [--exit] [--timeout 2m]
                      [--allowed-host NAME]… [--allow-origin ORIGIN]…
 
 The whole loop in one process: the service, a receiver, and three operations (a JPEG and an
@@ -36,6 +37,7 @@ Options:
   --port N               the service's port (default 8080; a free one if taken)
   --receiver-port N      the receiver's port (default 9000; a free one if taken)
   --data DIR             where everything is kept (default: a new temporary directory)
+  --blobs DIR|s3://BUCKET/PREFIX  where result files are kept (default DATA/service/results)
   --exit                 exit once the three callbacks arrived (0) or the timeout passed (1)
   --timeout DUR          how long --exit waits (default 2m)
   --allowed-host NAME    let both servers answer this Host name too (repeatable; .example.com
@@ -76,6 +78,7 @@ export const demoCommand: Command = {
       port: { type: 'string' },
       'receiver-port': { type: 'string' },
       data: { type: 'string' },
+      blobs: { type: 'string' },
       exit: { type: 'boolean' },
       timeout: { type: 'string' },
       'allowed-host': { type: 'string', multiple: true },
@@ -109,9 +112,16 @@ export const demoCommand: Command = {
 
     const store = openStore(join(dataDir, 'service', 'mediahook.sqlite'));
     await store.migrate();
+    const blobs = await openBlobStore(values.blobs, { dataDir: join(dataDir, 'service') }).catch(
+      async (error: Error) => {
+        await Promise.all([store.close(), receiver.close()]);
+        throw new UsageError(`--blobs: ${error.message}`);
+      },
+    );
     const service = createService({
       store,
       dataDir: join(dataDir, 'service'),
+      blobs,
       generator: builtInGenerator(),
       secrets: [secret],
       // The receiver is on this machine, on loopback: the SSRF guard must let it through.
@@ -174,6 +184,7 @@ export const demoCommand: Command = {
     // Requests in flight get their answers (within the grace) before the store closes.
     await Promise.all([service.closeServer(api), service.stop()]);
     await store.close();
+    await blobs.close();
     await receiver.close();
     return allArrived || !values.exit ? 0 : 1;
   },

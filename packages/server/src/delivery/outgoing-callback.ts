@@ -19,7 +19,8 @@ const IN_MEMORY_RESULT_BYTES = 1024 * 1024;
  * await sender.send(operation.webhook_url, outgoingCallbackOf(operation, await resultFileOf(blobs, result)));
  */
 export function outgoingCallbackOf(operation: OperationRecord, file: FileSource | null): OutgoingCallback {
-  const time_gen = new Date(operation.finished_at ?? Date.now()).toISOString();
+  // An outcome handed in carries its own time_gen, sent as it was given.
+  const time_gen = operation.time_gen ?? new Date(operation.finished_at ?? Date.now()).toISOString();
   const fields = { family: operation.family, id_gen: operation.id_gen, time_gen };
   if (operation.state === 'succeeded' && operation.result && file !== null) {
     return {

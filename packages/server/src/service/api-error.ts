@@ -1,7 +1,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { isProtocolError } from 'mediahook/protocol';
 import { StoreError } from '../store/index.ts';
+import { SubmissionError } from './submission/submission-error.ts';
 
 /** An API failure with its stable code, HTTP status and any headers the status requires. */
 export class ApiError extends Error {
@@ -67,6 +69,13 @@ export function apiErrorResponse(error: unknown): {
     return {
       status: error.status,
       headers: error.headers,
+      body: { error: { code: error.code, message: error.message } },
+    };
+  }
+  if (error instanceof SubmissionError || isProtocolError(error)) {
+    return {
+      status: error.code === 'conflict' ? 409 : 400,
+      headers: {},
       body: { error: { code: error.code, message: error.message } },
     };
   }

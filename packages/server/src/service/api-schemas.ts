@@ -72,7 +72,11 @@ export const OPERATION_SCHEMA = {
   ],
   properties: {
     id_gen: { type: 'string', description: 'UUIDv7; the idempotency key of the callback.' },
-    kind: { type: 'string', enum: OPERATION_KINDS },
+    kind: {
+      type: 'string',
+      enum: [...OPERATION_KINDS, 'external'],
+      description: '`external`: an outcome handed in through `POST /v1/callbacks`.',
+    },
     family: { type: 'string', enum: FAMILIES },
     state: { type: 'string', enum: OPERATION_STATES },
     webhook_url: { type: 'string' },

@@ -16,6 +16,8 @@ import {
 } from 'mediahook/web';
 import { requestHeadError } from './api-http-server.ts';
 import { sendBlobAnswer } from './blob-answer.ts';
+import { readMultipartSubmission } from './submission/multipart-submission.ts';
+import { submitCallback } from './submission/submit-callback.ts';
 import {
   ApiError,
   apiErrorResponse,
@@ -45,6 +47,8 @@ export interface ApiOptions {
   allowedHosts?: readonly string[] | undefined;
   /** Origins whose pages may change state (POST) and read answers (CORS); others' POSTs are 403. */
   allowedOrigins?: readonly string[] | undefined;
+  /** Largest result file `POST /v1/callbacks` takes (1 GiB). */
+  maxSubmittedFileBytes?: number | undefined;
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -227,6 +231,14 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     sendJson(res, 202, await store.getOperation(id));
   }
 
+  async function submit(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { created, operation } = await readMultipartSubmission(req, (input) =>
+      submitCallback(store, blobs, input, { maxFileBytes: options.maxSubmittedFileBytes }),
+    );
+    if (created) log('info', 'callback_submitted', { id_gen: operation.id_gen, state: operation.state });
+    sendJson(res, created ? 202 : 200, operation);
+  }
+
   async function list(url: URL, res: ServerResponse): Promise<void> {
     const text = queryParam(url, 'limit') ?? '50';
     const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
@@ -285,6 +297,10 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     }
     await authorize(req);
 
+    if (path === '/v1/callbacks') {
+      methodOf(req, path, ['POST']);
+      return submit(req, res);
+    }
     if (path === '/v1/operations') {
       return methodOf(req, path, ['GET', 'POST']) === 'POST' ? create(req, res) : list(url, res);
     }

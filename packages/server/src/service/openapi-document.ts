@@ -173,6 +173,54 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/v1/callbacks': {
+        post: {
+          operationId: 'submitCallback',
+          summary: 'Deliver an outcome made elsewhere: a result file or an error message',
+          description:
+            'Text parts first, the file last; the file is streamed to the blob store as it arrives. ' +
+            'The same id_gen handed in again with the same parts and file bytes answers 200 with the ' +
+            'existing operation; with anything different, 409.',
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  required: ['webhook_url', 'family', 'id_gen'],
+                  properties: {
+                    webhook_url: { type: 'string', format: 'uri' },
+                    family: { type: 'string', enum: ['A', 'B'] },
+                    status: { type: 'string', description: '`success` or `error` when absent.' },
+                    id_gen: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' },
+                    time_gen: {
+                      type: 'string',
+                      description: 'Sent as it is; the time of hand-in when absent.',
+                    },
+                    result: {
+                      type: 'string',
+                      format: 'binary',
+                      description: 'JPEG, or MP4 in family A (judged by its bytes). Or `message`, not both.',
+                    },
+                    message: { type: 'string', description: 'The error text of a failed operation.' },
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            '200': { description: 'Handed in before with the same content.', content: json('Operation') },
+            '202': { description: 'Accepted: its callback is queued.', content: json('Operation') },
+            '400': errorResponse(
+              'Bad input: `missing_part`, `unexpected_part`, `duplicate_part`, `expected_file`, ' +
+                '`expected_text`, `text_too_large`, `invalid_text`, `media_mismatch` (neither JPEG nor MP4, ' +
+                'or MP4 in family B), `file_too_large`, `malformed_multipart`, `not_multipart`, `invalid`.',
+            ),
+            '401': UNAUTHORIZED,
+            '409': errorResponse('The id_gen was handed in before with other content (`conflict`).'),
+          },
+        },
+      },
       '/v1/operations/{id_gen}': {
         parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
         get: {

@@ -39,7 +39,7 @@ function describe(error: ErrorObject | undefined): string {
  * uses. The SSRF check of the address is not
  * made here: it is made on the address dialled, and a refused callback ends `dead` saying why.
  */
-function webhookUrlProblem(text: string): string | undefined {
+export function webhookUrlProblem(text: string): string | undefined {
   let url: URL;
   try {
     // WHATWG also refuses an empty host and a port over 65535 for http(s).

@@ -52,6 +52,8 @@ export interface ServiceOptions {
    * another site's POST is `403 cross_site_request`, key or not. Default none.
    */
   allowedOrigins?: readonly string[] | undefined;
+  /** Largest result file `POST /v1/callbacks` takes (1 GiB). */
+  maxSubmittedFileBytes?: number | undefined;
   /** Run the generation and delivery workers in this process (true). */
   workers?: boolean | undefined;
   log?: Logger | undefined;
@@ -145,6 +147,7 @@ export function createService(options: ServiceOptions): Service {
       drain,
       allowedHosts: options.allowedHosts,
       allowedOrigins: options.allowedOrigins,
+      maxSubmittedFileBytes: options.maxSubmittedFileBytes,
     }),
     metrics,
     blobs,

@@ -46,6 +46,7 @@ export type {
   SettleResult,
   Settlement,
   Store,
+  SubmittedOperation,
   WorkEvent,
   WorkListener,
   WorkSubscription,

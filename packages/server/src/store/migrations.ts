@@ -169,12 +169,24 @@ const queuedOperationsIndex: Migration = {
   },
 };
 
+/**
+ * Outcomes handed in from outside (`POST /v1/callbacks`): the `time_gen` to send as given, and
+ * the hash of everything handed in, which a repeat of the same id must match.
+ */
+const submittedOperations: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('operations').addColumn('time_gen', 'text').execute();
+    await db.schema.alterTable('operations').addColumn('submission_sha256', 'text').execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
   '0002_api_keys': apiKeys,
   '0003_receiver_due_index': receiverDueIndex,
   '0004_queued_operations_index': queuedOperationsIndex,
+  '0005_submitted_operations': submittedOperations,
 };
 
 const provider: MigrationProvider = {

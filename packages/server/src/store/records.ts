@@ -63,6 +63,8 @@ export function toOperationRecord(row: OperationRow): OperationRecord {
     lease_owner: row.lease_owner,
     lease_expires_at: num(row.lease_expires_at),
     runs: num(row.runs),
+    time_gen: row.time_gen,
+    submission_sha256: row.submission_sha256,
   };
 }
 
@@ -119,7 +121,7 @@ export function toOperationResource(
 ): OperationResource {
   return {
     id_gen: op.id_gen,
-    kind: op.kind,
+    kind: op.submission_sha256 === null ? op.kind : 'external',
     family: op.family,
     state: op.state,
     webhook_url: op.webhook_url,

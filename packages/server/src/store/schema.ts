@@ -54,6 +54,10 @@ export interface OperationsTable {
   lease_expires_at: number | null;
   /** How many times a worker has taken the operation: more than one means a worker died on it. */
   runs: number;
+  /** Handed in from outside: the `time_gen` to send as it was given (null: `finished_at`). */
+  time_gen: string | null;
+  /** Handed in from outside: SHA-256 of everything handed in; null for a generated operation. */
+  submission_sha256: string | null;
 }
 
 /** The outbox: the one callback of a finished operation and its delivery progress. */

@@ -47,8 +47,10 @@ import type {
   WorkEvent,
   WorkListener,
   WorkSubscription,
+  SubmittedOperation,
 } from './store.ts';
 import { StoreError } from './store-error.ts';
+import { insertSubmittedOperation } from './submitted-operations.ts';
 
 /** What every backend accepts besides its connection. */
 export interface StoreOptions {
@@ -174,6 +176,10 @@ export abstract class SqlStore implements Store {
   finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult> {
     checkIdGen(idGen);
     return this.write((trx, events) => finishOperationRows(trx, idGen, outcome, this.clock(), events));
+  }
+
+  submitOperation(operation: SubmittedOperation): Promise<void> {
+    return this.write((trx, events) => insertSubmittedOperation(trx, operation, this.clock(), events));
   }
 
   async getCallback(idGen: string): Promise<CallbackRecord | undefined> {

@@ -44,11 +44,30 @@ export interface OperationRecord {
   lease_owner: string | null;
   lease_expires_at: number | null;
   runs: number;
+  /** For an outcome handed in: its `time_gen` as given, else null. */
+  time_gen: string | null;
+  /** For an outcome handed in: the hash a repeat must match; null for a generated operation. */
+  submission_sha256: string | null;
 }
 
 /** How a generation ended. */
 export type OperationOutcome =
   { state: 'succeeded'; result: OperationResult } | { state: 'failed'; message: string };
+
+/** An outcome handed in: what `submitOperation` records. */
+export interface SubmittedOperation {
+  id_gen: string;
+  family: Family;
+  webhook_url: string;
+  /** The callback's `status`, or null for `success` / `error`. */
+  status_text: string | null;
+  /** The callback's `time_gen` exactly as handed in, or null to send `finished_at`. */
+  time_gen: string | null;
+  finished_at: number;
+  /** SHA-256 of everything handed in: a repeat of the same id must match it. */
+  submission_sha256: string;
+  outcome: OperationOutcome;
+}
 
 export interface FinishResult {
   operation: OperationRecord;
@@ -156,7 +175,8 @@ export interface ListOperationsOptions {
 /** The operation resource of `GET /v1/operations/{id_gen}`, field for field. */
 export interface OperationResource {
   id_gen: string;
-  kind: OperationKind;
+  /** `external` for an outcome handed in through `POST /v1/callbacks`. */
+  kind: OperationKind | 'external';
   family: Family;
   state: OperationState;
   webhook_url: string;
@@ -249,6 +269,8 @@ export interface Store {
   renewOperationLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean>;
   /** Finishes the operation and enqueues its callback in one transaction; idempotent. */
   finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult>;
+  /** Records an outcome handed in, finished, with its callback due; `conflict` if the id exists. */
+  submitOperation(operation: SubmittedOperation): Promise<void>;
 
   getCallback(idGen: string): Promise<CallbackRecord | undefined>;
   listAttempts(idGen: string): Promise<AttemptRecord[]>;

@@ -9,7 +9,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { request } from 'undici';
+import { FormData, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BlobStore, openBlobStore, S3BlobStore } from '../../src/delivery/index.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
@@ -175,6 +175,24 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true').each(['postg
       expect(await keptKeys()).toEqual(await resultKeys(succeeded));
       for (const data of dataDirs) expect(await filesUnder(join(data, 'results'))).toEqual([]);
     }, 90_000);
+
+    it('delivers a result handed in to the API, sent by a worker that never had it', async () => {
+      const file = randomBytes(3 * 1024 * 1024);
+      file.set([0xff, 0xd8, 0xff, 0xe0], 0);
+      const body = new FormData();
+      body.append('webhook_url', `${receiving.url}/hook`);
+      body.append('family', 'B');
+      body.append('id_gen', `handed-in-${kind}`);
+      body.append('result', new Blob([file]), 'render.jpg');
+      const answer = await request(`${api.url}v1/callbacks`, { method: 'POST', body });
+      expect(answer.statusCode).toBe(202);
+      expect(await answer.body.json()).toMatchObject({ kind: 'external', state: 'succeeded' });
+      await receiving.waitFor([`handed-in-${kind}`], 60_000);
+      deliveredOnce([`handed-in-${kind}`]);
+      const sent = receiving.outcomes.find((o) => o.callback?.id_gen === `handed-in-${kind}`)!.callback!;
+      expect(sent.event === 'success' && (await readFile(sent.file.path!)).equals(file)).toBe(true);
+      for (const data of dataDirs) expect(await filesUnder(join(data, 'results'))).toEqual([]);
+    }, 60_000);
 
     it('loses nothing when a worker is killed while it uploads a result, and leaves no blob', async () => {
       const before = await keptKeys();

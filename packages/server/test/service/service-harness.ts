@@ -59,6 +59,7 @@ export async function startService(
     allowedHosts?: string[];
     allowedOrigins?: string[];
     log?: Logger;
+    maxSubmittedFileBytes?: number;
   } = {},
 ): Promise<RunningService> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
@@ -74,6 +75,7 @@ export async function startService(
     workers: options.workers,
     allowedHosts: options.allowedHosts,
     allowedOrigins: options.allowedOrigins,
+    maxSubmittedFileBytes: options.maxSubmittedFileBytes,
     log: options.log ?? silentLogger,
   });
   await service.start();

@@ -47,21 +47,28 @@ export interface BlobStore {
   close(): Promise<void>;
 }
 
-/** Keys are file names: an id of safe characters and the media's extension. */
-export const BLOB_KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\.(?:jpg|mp4)$/;
+/**
+ * Keys are file names: an id of safe characters, for a result handed in from outside a nonce of
+ * its own (two hand-ins of one id never write the same file), and the media's extension.
+ */
+export const BLOB_KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}(?:\.[0-9a-f]{12})?\.(?:jpg|mp4)$/;
 
-/** The ids a blob key can be made of: what {@link BLOB_KEY} allows before the extension. */
+/** The ids a blob key can be made of: what {@link BLOB_KEY} allows before the first dot. */
 export const BLOB_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
-/** The key of an operation's result: `<id_gen>.jpg` or `.mp4`, for an id_gen of safe characters. */
-export function blobKeyOf(idGen: string, mediaType: MediaType): string {
+/**
+ * The key of an operation's result: `<id_gen>.jpg` or `.mp4`, or `<id_gen>.<nonce>.jpg` with a
+ * nonce of 12 hex digits, for an id_gen of safe characters; anything else is refused.
+ */
+export function blobKeyOf(idGen: string, mediaType: MediaType, nonce?: string): string {
   if (!BLOB_ID.test(idGen)) throw new TypeError(`no blob key can be made of ${JSON.stringify(idGen)}`);
-  return `${idGen}${extensionOf(mediaType)}`;
+  const key = `${idGen}${nonce === undefined ? '' : `.${nonce}`}${extensionOf(mediaType)}`;
+  return checkBlobKey(key);
 }
 
 /** The operation a key belongs to. */
 export function idGenOfBlobKey(key: string): string {
-  return key.slice(0, key.lastIndexOf('.'));
+  return key.slice(0, key.indexOf('.'));
 }
 
 /** Throws unless `key` is one {@link blobKeyOf} makes: nothing else names a file. */
