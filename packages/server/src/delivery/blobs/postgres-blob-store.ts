@@ -179,16 +179,18 @@ export class PostgresBlobStore implements BlobStore {
 
   async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
+    let broken = false;
     try {
       await client.query('BEGIN');
       const result = await work(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
+      // A connection that cannot even roll back is not given to the next writer.
+      await client.query('ROLLBACK').catch(() => (broken = true));
       throw error;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 }
