@@ -8,6 +8,7 @@ import { randomJpeg } from './bodies.ts';
 import { CONTENDERS, type Contender, type Env, probeRedis } from './deliver-contenders.ts';
 import { BESIDE, type Beside, fairnessRun, type FairnessRun, medianClaim } from './deliver-fairness.ts';
 import { POSTGRES_URL, probePostgres } from './deliver-outbox.ts';
+import { processesMeasures } from './deliver-processes.ts';
 import { type Receiver, startReceiver } from './deliver-receiver.ts';
 import { type Backlog, drain, type Latency, latency, loadedBacklog, throughput } from './deliver-runs.ts';
 import {
@@ -125,12 +126,17 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
       );
     }
 
+    const fetchRate = median((rates as Record<Contender, number[]>)['fetch+FormData'] ?? []);
+    const processes = skipped.has('ours (PostgreSQL)')
+      ? []
+      : await processesMeasures(ctx, env, receiver, fetchRate);
     const drains = await drainRounds(ctx, sizes, env, receiver);
     const fairness = await fairnessRuns(ctx, sizes, skipped);
 
     const measures = [
       ...throughputMeasures(rates as Record<Contender, number[]>, sizes),
       ...latencyMeasures(latencies, sizes),
+      ...processes,
       ...drainMeasures(drains, sizes),
       ...fairnessMeasures(fairness, sizes),
     ];
