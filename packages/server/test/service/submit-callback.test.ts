@@ -5,8 +5,10 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { FormData, request } from 'undici';
@@ -235,6 +237,59 @@ describe('POST /v1/callbacks', () => {
     expect(answer).toMatchObject({ status: 400, body: { error: { code } } });
     expect(await run.store.getOperation('bad-1')).toBeUndefined();
     expect(await keptKeys()).toEqual(before);
+  });
+
+  it('keeps nothing of an upload whose client went away midway', async () => {
+    const before = await keptKeys();
+    const boundary = 'cut-off-boundary';
+    const head =
+      [
+        ['webhook_url', hook],
+        ['family', 'A'],
+        ['id_gen', 'cut-1'],
+      ]
+        .map(
+          ([name, value]) =>
+            `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+        )
+        .join('') +
+      `--${boundary}\r\nContent-Disposition: form-data; name="result"; filename="a.jpg"\r\n\r\n`;
+    const { port } = new URL(run.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      `POST /v1/callbacks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
+        `Content-Length: 10000000\r\n\r\n${head}`,
+    );
+    socket.write(jpeg(200_000));
+    // Not even a partial file is left (the directory store writes `<key>.<random>.part` first).
+    const partial = async () =>
+      (await readdir(join(run.dir, 'results')).catch(() => [])).filter((name) => name.startsWith('cut-1'));
+    for (let i = 0; i < 100 && (await partial()).length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await partial()).toHaveLength(1); // the upload is under way
+    socket.destroy();
+    for (let i = 0; i < 100 && (await partial()).length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await partial()).toEqual([]);
+    expect(await keptKeys()).toEqual(before);
+    expect(await run.store.getOperation('cut-1')).toBeUndefined();
+  });
+
+  it("refuses another site's page, as every /v1 POST", async () => {
+    const answer = await submit(
+      [
+        ['webhook_url', hook],
+        ['family', 'A'],
+        ['id_gen', 'cross-1'],
+        ['message', 'x'],
+      ],
+      { origin: 'http://evil.example' },
+    );
+    expect(answer).toMatchObject({ status: 403, body: { error: { code: 'cross_site_request' } } });
+    expect(await run.store.getOperation('cross-1')).toBeUndefined();
   });
 
   it('is a function for in-process use, with the same rules', async () => {
