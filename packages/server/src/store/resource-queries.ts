@@ -2,7 +2,7 @@
  * Reads that build the operation resource of PRODUCT §4: one query for operations with their
  * outbox rows, one for all their attempts, whatever the number of operations.
  */
-import type { StoreDb } from './operation-queries.ts';
+import type { StoreDb } from './schema.ts';
 import { type AttemptRow, toOperationResource } from './records.ts';
 import type { ListOperationsOptions, OperationResource } from './store.ts';
 import { StoreError } from './store-error.ts';
