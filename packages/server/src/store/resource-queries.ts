@@ -1,6 +1,7 @@
 /**
- * Reads that build the operation resource of PRODUCT §4: one query for operations with their
- * outbox rows, one for all their attempts, whatever the number of operations.
+ * Reads that build the operation resource (see the API section of docs/service.md): one query
+ * for operations with their outbox rows, one for all their attempts, whatever the number of
+ * operations.
  */
 import type { StoreDb } from './schema.ts';
 import { type AttemptRow, toOperationResource } from './records.ts';
