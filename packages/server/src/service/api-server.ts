@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DirectoryBlobStore } from '../delivery/index.ts';
-import { uuidv7 } from 'mediahook/protocol';
+import { FAMILIES, uuidv7 } from 'mediahook/protocol';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
 import {
@@ -236,7 +236,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     const operations = await store.listOperations({
       limit,
       state: oneOf('state', queryParam(url, 'state'), OPERATION_STATES),
-      family: oneOf('family', queryParam(url, 'family'), ['A', 'B'] as const),
+      family: oneOf('family', queryParam(url, 'family'), FAMILIES),
       callbackState: oneOf('callback_state', queryParam(url, 'callback_state'), CALLBACK_STATES),
       endpoint: textParam(url, 'endpoint'),
       before: textParam(url, 'before'),
