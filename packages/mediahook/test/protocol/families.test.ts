@@ -11,8 +11,8 @@ import {
 } from '../../src/protocol/index.ts';
 
 describe('the callback families', () => {
-  it('are A and B, with the parts of the specification', () => {
-    expect(FAMILIES).toEqual(['A', 'B']);
+  it('begin with A and B, with the parts of the specification', () => {
+    expect(FAMILIES.slice(0, 2)).toEqual(['A', 'B']);
     expect(partsOf('A', 'success')).toEqual(['status', 'id_gen', 'time_gen', 'result_pv']);
     expect(partsOf('B', 'error')).toEqual(['status', 'id_gen', 'time_gen', 'img_message']);
   });
@@ -27,8 +27,9 @@ describe('the callback families', () => {
   });
 
   it('say which family carries which media type, and why not', () => {
-    expect(familiesCarrying('image/jpeg')).toEqual(['A', 'B']);
-    expect(familiesCarrying('video/mp4')).toEqual(['A']);
+    expect(familiesCarrying('image/jpeg')).toEqual(expect.arrayContaining(['A', 'B']));
+    expect(familiesCarrying('video/mp4')).toContain('A');
+    expect(familiesCarrying('video/mp4')).not.toContain('B');
     expect(familyMediaProblem('A', 'video/mp4')).toBeUndefined();
     expect(familyMediaProblem('B', 'image/jpeg')).toBeUndefined();
     expect(familyMediaProblem('B', 'video/mp4')).toBe('family B carries JPEG images only');
@@ -37,7 +38,8 @@ describe('the callback families', () => {
   it('tell a family name from any other text, case included', () => {
     expect(isFamily('A')).toBe(true);
     expect(isFamily('b')).toBe(false);
-    expect(isFamily('C')).toBe(false);
+    expect(isFamily('Z')).toBe(false);
+    expect(FAMILIES.every(isFamily)).toBe(true);
     expect(isFamily('toString')).toBe(false);
     expect(isFamily(undefined)).toBe(false);
   });
