@@ -93,7 +93,7 @@ function grade(item: ConformanceCase, answer: PostResult, signed: boolean): Chec
     reason,
   };
   if (code !== undefined) row.code = code;
-  // PRODUCT §1 asks this of mediahook's receivers; the spec does not, so it fails no row.
+  // protocol.md's decisions ask this of mediahook's receivers; the spec does not, so it fails no row.
   if (status === 500 && !shaped) row.note = 'the 500 body is not {"error":{"code","message"}} JSON';
   return row;
 }

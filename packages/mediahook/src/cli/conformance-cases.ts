@@ -63,7 +63,7 @@ function rawBody(parts: RawPart[], boundary = `check-${randomBytes(8).toString('
  * status, id_gen and time_gen, malformed callbacks of every kind, and, with secrets, badly
  * signed ones. Each run uses new `id_gen`s, so it can be repeated against the same receiver.
  * With secrets, every case but the badly signed ones is signed as the service signs: its
- * `webhook-id` is the body's `id_gen` (PRODUCT §2), so a receiver that compares the two still
+ * `webhook-id` is the body's `id_gen` (protocol.md's decisions), so a receiver that compares the two still
  * gets to judge the content of the malformed ones.
  */
 export async function conformanceCases(secrets: readonly string[]): Promise<ConformanceCase[]> {
@@ -110,7 +110,7 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
     await valid(`${family} error`, failure(family, 'the model failed'));
   }
   await valid('A success repeated (same id_gen): answered 200 again', aImage);
-  // PRODUCT §2: status, id_gen (up to 256 bytes) and time_gen are opaque text to a receiver.
+  // protocol.md's decisions: status, id_gen (up to 256 bytes) and time_gen are opaque text.
   await valid('status other than success/error (done)', { ...success('B'), status: 'done' });
   await valid('id_gen that is not a UUID', {
     ...failure('A', 'x'),

@@ -1,5 +1,5 @@
 /**
- * When to try a callback again (PRODUCT §2): after the first try, 5 s, 5 min, 30 min, 2 h,
+ * When to try a callback again (protocol.md's decisions, "retries"): after the first try, 5 s, 5 min, 30 min, 2 h,
  * 5 h, 10 h and 10 h, each ±20 % so that many callbacks failing together do not come back
  * together; a `Retry-After` from the receiver is honoured within bounds, as the earliest time
  * to come back (RFC 9110 §10.2.3): it can put an attempt off, never bring one forward, so a

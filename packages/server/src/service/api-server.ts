@@ -176,7 +176,7 @@ function oneOf<T extends string>(name: string, value: string | null, allowed: re
 }
 
 /**
- * The service's HTTP API (PRODUCT §4) as a `node:http` handler: operations, redelivery,
+ * The service's HTTP API (packages/server/docs/service.md, API) as a `node:http` handler: operations, redelivery,
  * OpenAPI, health, metrics and the dashboard. With API keys in the store, `/v1` asks for
  * `Authorization: Bearer <key>`. With `drain`, each request is tracked so a shutdown can wait for it.
  *

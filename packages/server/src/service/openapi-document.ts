@@ -26,7 +26,7 @@ const UNAUTHORIZED = {
 
 /**
  * The request headers of every callback. The signature headers are there only when the service
- * has a secret (Standard Webhooks, PRODUCT §2).
+ * has a secret (Standard Webhooks; protocol.md, Signatures).
  */
 const CALLBACK_HEADERS = [
   {

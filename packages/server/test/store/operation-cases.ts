@@ -86,7 +86,7 @@ export function operationCases(t: SuiteContext): void {
     );
   });
 
-  it('shows the operation resource exactly as PRODUCT §4 does', async () => {
+  it('shows the operation resource exactly as the API docs (service.md) do', async () => {
     const { store } = t;
     const [id] = await finishedOperations(store, 1, 'http://127.0.0.1:9000/hook');
     const [claimed] = await store.claimCallbacks('w1', { limit: 1, leaseMs: LEASE });
