@@ -131,7 +131,7 @@ interface ReceiverContext {
   readonly store: ReceiptStore;
   /**
    * The callbacks being processed, by id_gen, each with the wake-ups of the copies waiting for
-   * it; never the work's promise, which would keep whole requests alive (docs/benchmarks.md).
+   * it; never the work's promise, which kept whole requests alive (docs/benchmarks.md).
    */
   readonly inflight: Map<string, (() => void)[]>;
 }
