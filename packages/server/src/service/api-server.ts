@@ -31,7 +31,7 @@ import { MAX_JSON_BYTES, parseCreateOperation } from './request-validation.ts';
 import type { RequestDrain } from './request-drain.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
-export interface ApiOptions {
+interface ApiOptions {
   store: Store;
   blobs: DirectoryBlobStore;
   metrics: ServiceMetrics;
