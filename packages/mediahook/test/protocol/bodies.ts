@@ -4,7 +4,6 @@
  * RFC 7578 allow, and every malformation a hostile sender might try.
  */
 import { createHash } from 'node:crypto';
-import type { Family } from '../../src/protocol/index.ts';
 
 export const CRLF = '\r\n';
 
@@ -14,7 +13,7 @@ export interface RawPart {
   body: string | Uint8Array;
 }
 
-export interface RawBodyOptions {
+interface RawBodyOptions {
   /** Text before the first delimiter; a CRLF is written after it. */
   preamble?: string | Uint8Array | undefined;
   /** Text after the close delimiter line. */
@@ -57,7 +56,7 @@ export function textPart(name: string, value: string | Uint8Array, extraHeaders:
   return { headers: [`Content-Disposition: form-data; name="${name}"`, ...extraHeaders], body: value };
 }
 
-export interface FilePartOptions {
+interface FilePartOptions {
   filename?: string;
   /** The part's Content-Type; null leaves the header out. */
   contentType?: string | null;
@@ -73,13 +72,16 @@ export function filePart(name: string, bytes: Uint8Array, options: FilePartOptio
   return { headers, body: bytes };
 }
 
-export const PART_NAMES = {
+const PART_NAMES = {
   A: { result: 'result_pv', error: 'message' },
   B: { result: 'res_image', error: 'img_message' },
 } as const;
 
+/** The specification's families, as this oracle spells them (independently of the protocol's table). */
+type SpecFamily = keyof typeof PART_NAMES;
+
 /** The three texts every callback carries. */
-export interface CommonFields {
+interface CommonFields {
   status: string;
   id_gen: string;
   time_gen: string;
@@ -92,7 +94,11 @@ export const SAMPLE_FIELDS: Readonly<CommonFields> = {
 };
 
 /** The four text parts of an error callback, in wire order. */
-export function errorParts(family: Family, message: string, fields: CommonFields = SAMPLE_FIELDS): RawPart[] {
+export function errorParts(
+  family: SpecFamily,
+  message: string,
+  fields: CommonFields = SAMPLE_FIELDS,
+): RawPart[] {
   return [
     textPart('status', fields.status),
     textPart('id_gen', fields.id_gen),
@@ -103,7 +109,7 @@ export function errorParts(family: Family, message: string, fields: CommonFields
 
 /** The three text parts and the file part of a success callback, in wire order. */
 export function successParts(
-  family: Family,
+  family: SpecFamily,
   file: Uint8Array,
   fileOptions: FilePartOptions = {},
   fields: CommonFields = SAMPLE_FIELDS,

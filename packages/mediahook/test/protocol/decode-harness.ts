@@ -32,9 +32,22 @@ export type Decoded =
   | (DecodedFields & { event: 'success'; file: DecodedFile })
   | (DecodedFields & { event: 'error'; message: string });
 
-export type Outcome = { ok: true; callback: Decoded } | { ok: false; code: ProtocolErrorCode };
+type Outcome = { ok: true; callback: Decoded } | { ok: false; code: ProtocolErrorCode };
 
 export type HarnessOptions = Omit<DecodeOptions, 'sink'>;
+
+/** A body every decoder must accept, and what it must decode to. */
+export interface ValidCase {
+  name: string;
+  contentType?: string;
+  body: Buffer;
+  expected: Decoded;
+  options?: HarnessOptions;
+  /** Why busboy reads this body differently, when it does; such cases skip the comparison. */
+  busboyDiffers?: string;
+  /** Why werkzeug (Flask's parser) reads this body differently, when it does. */
+  werkzeugDiffers?: string;
+}
 
 /**
  * Decodes `chunks` with a fresh decoder, through the fuzzers' oracle: a non-protocol error or a

@@ -4,7 +4,8 @@
  */
 import { firstDueAt } from './circuit.ts';
 import { endpointKeyOf } from './endpoint-key.ts';
-import { checkIdGen, checkText, outcomeValues, type StoreDb } from './operation-queries.ts';
+import { checkIdGen, checkText, outcomeValues } from './operation-queries.ts';
+import type { StoreDb } from './schema.ts';
 import type { SubmittedOperation, WorkEvent } from './store.ts';
 import { StoreError } from './store-error.ts';
 

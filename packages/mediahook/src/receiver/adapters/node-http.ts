@@ -17,6 +17,7 @@ import { clientErrorOf, type HttpClientError } from './client-error.ts';
 import { claimContinue, continuingOnRead, sendContinue } from './expect-continue.ts';
 import { answerAfterHalfClose } from './half-close.ts';
 import { hostGuardOf, type HostGuardOptions } from './host-guard.ts';
+import { answerOwedOn } from './node-internals.ts';
 
 /** The body guards of a Node request (`BodyGuardOptions`) and the opt-in Host check (`HostGuardOptions`). */
 export interface NodeHandlerOptions extends BodyGuardOptions, HostGuardOptions {}
@@ -35,7 +36,7 @@ const NODE_CONSUMED_ADVICE =
  * already started reading is refused with `body_consumed` (and `advice`): the bytes it took
  * are gone, and the receiver would otherwise blame the sender for a malformed callback.
  */
-export function nodeBodyOf(
+function nodeBodyOf(
   req: MaybeParsed,
   advice = NODE_CONSUMED_ADVICE,
   stream: Readable = req,
@@ -82,7 +83,7 @@ export function headerOf(req: IncomingMessage, name: string): string | undefined
 const LINGER_MS = 2_000;
 
 /** Writes a receiver's answer to a Node response. */
-export function sendNodeResponse(res: ServerResponse, response: ReceiverResponse): void {
+function sendNodeResponse(res: ServerResponse, response: ReceiverResponse): void {
   if (res.headersSent || res.destroyed) return;
   const headers: Record<string, string | number> = {
     ...response.headers,
@@ -319,7 +320,7 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
       return;
     }
     // Another route's answer still owed on this connection is not ours to write over.
-    const owed = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
+    const owed = answerOwedOn(socket);
     // A connection that never sent a byte (a browser's preconnect, a health probe's TCP check)
     // made no request: it is closed when its time is up, with no answer and no record.
     const silent = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as Partial<Socket>).bytesRead === 0;

@@ -27,7 +27,7 @@ export interface CommandGeneratorOptions {
 }
 
 /** The default of {@link CommandGeneratorOptions.maxOutputBytes}. */
-export const DEFAULT_MAX_OUTPUT_BYTES = 1024 ** 3;
+const DEFAULT_MAX_OUTPUT_BYTES = 1024 ** 3;
 
 /** How often the result file's size is looked at while the program runs. */
 const OUTPUT_WATCH_MS = 200;
@@ -35,8 +35,8 @@ const OUTPUT_WATCH_MS = 200;
 /** The JSON document a command receives on stdin, one per run. */
 export interface CommandInput {
   id_gen: string;
-  kind: 'image' | 'video';
-  family: 'A' | 'B';
+  kind: GenerationRequest['kind'];
+  family: GenerationRequest['family'];
   prompt: string;
   /** Absolute path where the program must write its result: `….jpg` for an image, `….mp4` for a video. */
   output_path: string;
