@@ -28,12 +28,7 @@ interface ChildConfig {
 const nextId = uuidv7Generator();
 
 /** Callbacks per second of `processes` worker processes draining `n` due callbacks. */
-export async function processesDrain(
-  processes: number,
-  n: number,
-  env: Env,
-  receiver: Receiver,
-): Promise<number> {
+async function processesDrain(processes: number, n: number, env: Env, receiver: Receiver): Promise<number> {
   const outbox = await openOutbox('postgres', env.jpeg);
   const children: ChildProcess[] = [];
   try {
@@ -91,7 +86,7 @@ export async function processesDrain(
 }
 
 /** Worker processes of the rows: one, then as many as a small deployment runs. */
-export const PROCESS_COUNTS = [1, 2, 4] as const;
+const PROCESS_COUNTS = [1, 2, 4] as const;
 
 /**
  * The rows: each count of processes drains a fresh backlog, `rounds` times, counts interleaved.

@@ -147,7 +147,7 @@ export async function renewLeaseRow(
   return result.numUpdatedRows > 0n;
 }
 
-export function checkOutcome(outcome: OperationOutcome): void {
+function checkOutcome(outcome: OperationOutcome): void {
   if (outcome.state === 'succeeded') {
     const { key, media_type, bytes } = outcome.result ?? {};
     if (typeof key !== 'string' || key.length === 0)

@@ -21,7 +21,7 @@ export interface BlobBackend {
   dispose(): Promise<void>;
 }
 
-export interface BlobBackendKind {
+interface BlobBackendKind {
   name: 'directory' | 'postgres' | 's3';
   create(): Promise<BlobBackend>;
 }
@@ -60,7 +60,7 @@ const postgres: BlobBackendKind = {
 let s3Server: S3Server | undefined;
 
 /** The suite's S3 server, started by the first test that needs it. */
-export async function sharedS3Server(): Promise<S3Server> {
+async function sharedS3Server(): Promise<S3Server> {
   s3Server ??= await startS3Server();
   return s3Server;
 }

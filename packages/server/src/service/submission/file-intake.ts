@@ -18,7 +18,7 @@ export interface TakenFile {
   sha256: string;
 }
 
-export interface FileIntake {
+interface FileIntake {
   /** The operation's id: the key is made of it (plus a nonce, so two intakes never share one). */
   idGen: string;
   family: Family;

@@ -30,7 +30,7 @@ export interface CallbackInput {
 }
 
 /** What the store needs to record hand-ins. */
-export interface SubmissionStore {
+interface SubmissionStore {
   getOperationRecord(idGen: string): Promise<OperationRecord | undefined>;
   getOperation(idGen: string): Promise<OperationResource | undefined>;
   submitOperation(operation: SubmittedOperation): Promise<void>;
