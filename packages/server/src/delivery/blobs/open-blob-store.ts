@@ -36,7 +36,7 @@ export async function openBlobStore(
     if (options.db === undefined || !POSTGRES_URL.test(options.db)) {
       throw new BlobStoreError(
         'blobs_need_postgres',
-        '--blobs postgres keeps files in the store: --db must be a postgres:// URL',
+        "postgres keeps files in the store's database: --db must be a postgres:// URL",
       );
     }
     const url = new URL(options.db);
@@ -46,10 +46,7 @@ export async function openBlobStore(
   }
   if (spec.startsWith('s3://')) return S3BlobStore.open(spec);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
-    throw new BlobStoreError(
-      'blobs_invalid',
-      `--blobs takes a directory, postgres or s3://BUCKET/PREFIX, not ${spec}`,
-    );
+    throw new BlobStoreError('blobs_invalid', `a directory, postgres or s3://BUCKET/PREFIX, not ${spec}`);
   }
   return new DirectoryBlobStore(isAbsolute(spec) ? spec : resolve(spec), options.directory);
 }

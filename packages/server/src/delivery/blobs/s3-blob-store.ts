@@ -27,7 +27,7 @@ async function loadSdk(): Promise<{ s3: S3Sdk; storage: StorageSdk }> {
   } catch (error) {
     throw new BlobStoreError(
       'blobs_s3_unavailable',
-      `--blobs s3:// needs the optional packages @aws-sdk/client-s3 and @aws-sdk/lib-storage: npm install them (${(error as Error).message})`,
+      `s3:// needs the optional packages @aws-sdk/client-s3 and @aws-sdk/lib-storage: npm install them (${(error as Error).message})`,
     );
   }
 }
