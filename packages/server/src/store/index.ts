@@ -7,6 +7,14 @@ export { type CircuitOutcome, type CircuitPolicy, DEFAULT_CIRCUIT_POLICY, nextCi
 export { endpointKeyOf } from './endpoint-key.ts';
 export { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, MIGRATIONS, migrateToLatest } from './migrations.ts';
 export { openStore } from './open-store.ts';
+export {
+  circuitStateAt,
+  type EndpointHealth,
+  type OperatorViewStore,
+  STATS_WINDOWS,
+  type StatsBucket,
+  type StatsWindow,
+} from './operator-view.ts';
 export { PostgresStore, type PostgresStoreOptions } from './postgres/postgres-store.ts';
 export { isoTime, RESPONSE_HEAD_CHARS } from './records.ts';
 export {

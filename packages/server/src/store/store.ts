@@ -4,6 +4,7 @@
  */
 import type { Family, MediaType } from 'mediahook/protocol';
 import type { CircuitOutcome, CircuitPolicy } from './circuit.ts';
+import type { OperatorViewStore } from './operator-view.ts';
 import type { CallbackState, CallbacksTable, CircuitState, OperationKind, OperationState } from './schema.ts';
 import type { StoreError } from './store-error.ts';
 
@@ -73,10 +74,15 @@ export interface AttemptInput {
   error: string | null;
   /** The first bytes of the answer, as text; the store keeps at most `RESPONSE_HEAD_CHARS`. */
   response_head?: string | null;
+  /** The headers sent; null when nothing was sent. The store keeps `HEADERS_CHARS` of them. */
+  request_headers?: Readonly<Record<string, string>> | null;
+  /** The answer's headers; null without an answer. */
+  response_headers?: Readonly<Record<string, string>> | null;
 }
 
 export interface AttemptRecord extends Required<AttemptInput> {
   id_gen: string;
+  endpoint_key: string | null;
   seq: number;
   round: number;
   worker_id: string | null;
@@ -174,6 +180,10 @@ export interface OperationResource {
       error: string | null;
       /** The first bytes of the receiver's answer, as text (a receiver's error code, say). */
       response_head: string | null;
+      /** The headers sent (signature included); null when nothing was sent. */
+      request_headers: Record<string, string> | null;
+      /** The receiver's answer's headers; null without an answer. */
+      response_headers: Record<string, string> | null;
     }[];
   };
 }
@@ -231,7 +241,7 @@ export interface QueueDepth {
  * await store.migrate();
  * await store.createOperation({ id_gen: uuidv7(), kind: 'image', family: 'A', webhook_url, prompt });
  */
-export interface Store {
+export interface Store extends OperatorViewStore {
   readonly dialect: 'sqlite' | 'postgres';
   /** Creates or upgrades the tables; safe to run on every start and from several processes. */
   migrate(): Promise<void>;

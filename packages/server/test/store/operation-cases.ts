@@ -92,10 +92,12 @@ export function operationCases(t: SuiteContext): void {
     const [claimed] = await store.claimCallbacks('w1', { limit: 1, leaseMs: LEASE });
     expect(claimed?.operation.error_message).toBe('failure 0');
     const answer = '{"error":{"code":"missing_part","message":"no time_gen"}}';
+    const sent = { 'content-type': 'multipart/form-data; boundary=x', 'webhook-id': id! };
+    const answered = { 'content-type': 'application/json', 'x-note': '<b>\u0000</b>' };
     await store.recordAttempt(
       id!,
       'w1',
-      { ...attempt(T0 + 1, 500), response_head: answer },
+      { ...attempt(T0 + 1, 500), response_head: answer, request_headers: sent, response_headers: answered },
       {
         state: 'retrying',
         next_attempt_at: T0 + 5000,
@@ -135,6 +137,9 @@ export function operationCases(t: SuiteContext): void {
             status_code: 500,
             error: null,
             response_head: answer,
+            request_headers: sent,
+            // Kept as both databases can keep text: NUL as U+FFFD.
+            response_headers: { ...answered, 'x-note': '<b>\uFFFD</b>' },
           },
         ],
       },
