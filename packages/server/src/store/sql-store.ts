@@ -318,7 +318,7 @@ export abstract class SqlStore implements Store {
     return selectAttemptStats(this.db, window, this.clock());
   }
 
-  recoverEndpoint(key: string, since: number): Promise<number> {
+  async recoverEndpoint(key: string, since: number): Promise<number> {
     checkText('key', key);
     if (!Number.isFinite(since)) throw new StoreError('invalid_argument', 'since must be a time in ms');
     return this.write((trx, events) => recoverEndpointRows(trx, key, since, this.clock(), events));
