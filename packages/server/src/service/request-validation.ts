@@ -20,6 +20,7 @@ export const MAX_JSON_BYTES = 64 * 1024;
 
 const validateCreate = ajv.compile(CREATE_OPERATION_SCHEMA);
 const validateRecover = ajv.compile(RECOVER_SCHEMA);
+const validateSince = ajv.compile(RECOVER_SCHEMA.properties.since);
 
 /** With the `u` flag a surrogate pair is one code point: only a half of one matches. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
@@ -110,7 +111,7 @@ const RFC_3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2}
  */
 export function parseRecover(body: unknown): { since: number } {
   const since = (body as { since?: unknown } | null)?.since;
-  if (typeof since === 'string' && !(RFC_3339.test(since) && validateRecover(body))) {
+  if (typeof since === 'string' && !(RFC_3339.test(since) && validateSince(since))) {
     throw new ApiError(
       400,
       'invalid_since',
