@@ -40,8 +40,8 @@ const STYLE = `${TEXT_STYLE}
   h3 { font-size: .95rem; margin: .75rem 0 .25rem; }
   h4 { font-size: .85rem; margin: .5rem 0 .15rem; color: #4d5566; }
   table.receivers { min-width: 880px; }
-  col.c-key { width: 13rem; } col.c-circuit { width: 6rem; } col.c-rate { width: 5.5rem; }
-  col.c-p95 { width: 5.5rem; } col.c-recover { width: 12rem; }
+  col.c-key { width: 13rem; } col.c-circuit { width: 7rem; } col.c-rate { width: 7rem; }
+  col.c-p95 { width: 7rem; } col.c-recover { width: 13rem; }
   .circuit-open { color: #b3261e; } .circuit-half-open { color: #8a6100; } .circuit-closed { color: #16703a; }
   .count { white-space: nowrap; }
   .recover { display: flex; flex-wrap: wrap; gap: .3rem; align-items: center; }
@@ -50,20 +50,28 @@ const STYLE = `${TEXT_STYLE}
   svg.chart { display: block; width: 100%; height: 120px; background: #fff; border: 1px solid #e3e6ec; }
   svg.chart .axis { stroke: #c5cad3; }
   svg.chart rect.delivered { fill: #2e9d5b; } svg.chart rect.failed { fill: #d0473c; }
-  svg.chart polyline { fill: none; stroke-width: 2; vector-effect: non-scaling-stroke; }
-  svg.chart .p95 { stroke: #1d3f8f; fill: #1d3f8f; } svg.chart .p50 { stroke: #7fa2e8; fill: #7fa2e8; }
-  svg.chart polyline.p95, svg.chart polyline.p50 { fill: none; }
+  svg.chart rect.p95 { fill: #1d3f8f; } svg.chart rect.p50 { fill: #8fb0ee; }
   .legend { color: #4d5566; font-size: 12px; margin: .2rem 0 .75rem; }
   #detail { background: #fff; border: 1px solid #e3e6ec; padding: .5rem 1rem 1rem; margin-top: 1rem; }
   #detail[hidden] { display: none; }
-  .attempt { border-top: 1px solid #e3e6ec; margin-top: .75rem; }
+  .attempt { border-top: 1px solid #e3e6ec; padding: .4rem 0; }
+  .attempt summary { cursor: pointer; font-weight: 600; overflow-wrap: anywhere; }
   dl.headers { display: grid; grid-template-columns: minmax(6rem, max-content) 1fr; gap: .1rem .75rem; margin: 0; }
   dl.headers dt { font-weight: 600; overflow-wrap: anywhere; } dl.headers dd { margin: 0; overflow-wrap: anywhere; }
   pre.first-bytes { white-space: pre-wrap; overflow-wrap: anywhere; background: #f2f3f6; padding: .5rem;
                     max-height: 12em; overflow-y: auto; margin: 0; }
   code.send-line { display: block; white-space: pre-wrap; overflow-wrap: anywhere; background: #f2f3f6;
                    padding: .5rem; margin-bottom: .3rem; }
-  @media (max-width: 640px) { body { margin: .75rem; } img, video { max-width: 110px; } }
+  @media (max-width: 640px) {
+    body { margin: .75rem; } img, video { max-width: 110px; }
+    /* The receivers stack, one card each, every value beside its column's name. */
+    table.receivers { min-width: 0; }
+    table.receivers colgroup, table.receivers thead { display: none; }
+    table.receivers tr, table.receivers td { display: block; }
+    table.receivers tr { border-bottom: 2px solid #c5cad3; padding: .25rem 0; }
+    table.receivers td { border: 0; padding: .15rem .6rem; }
+    table.receivers td::before { content: attr(data-label) ": "; color: #4d5566; font-size: 12px; }
+  }
 `;
 
 // Runs as written: the CSP admits this script by its hash, and nothing else.
@@ -98,7 +106,8 @@ export function dashboardPage(): string {
 </form>
 <p id="problem" role="status"></p>
 <p id="message" role="status"></p>
-<h2>Receivers</h2>
+<section id="receivers-panel" aria-labelledby="receivers-title">
+<h2 id="receivers-title">Receivers</h2>
 <div class="scroll">
 <table class="receivers">
   <colgroup><col class="c-key"><col class="c-circuit"><col class="c-counts"><col class="c-rate"><col class="c-p95"><col class="c-last"><col class="c-recover"></colgroup>
@@ -106,9 +115,12 @@ export function dashboardPage(): string {
   <tbody id="receivers"></tbody>
 </table>
 </div>
-<h2>Activity</h2>
+</section>
+<section id="activity" aria-labelledby="activity-title">
+<h2 id="activity-title">Activity</h2>
 <label>window <select id="window"><option value="1h">last hour</option><option value="24h">last 24 hours</option></select></label>
-<section id="charts" aria-label="charts"></section>
+<div id="charts"></div>
+</section>
 <h2>Operations</h2>
 <nav aria-label="pages">
   <button type="button" id="newer" disabled>Newer</button>

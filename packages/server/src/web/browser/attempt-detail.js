@@ -59,17 +59,23 @@ function headerList(given, key) {
   }
   return list;
 }
+// The attempts shown open, by key, so that a refresh keeps them so; the latest opens by itself.
+/** @type {Map<string, boolean>} */
+const openAttempts = new Map();
 /**
+ * One attempt, folded to its one-line summary unless opened.
  * @param {Operation} op
  * @param {Attempt} attempt
  * @param {number} i
  */
 function attemptDetail(op, attempt, i) {
   const key = 'detail/' + op.id_gen + '/' + i;
-  const box = el('article', undefined, 'attempt');
-  const title = el('h3', 'Attempt ' + (i + 1) + ' at ');
-  title.append(utc(attempt.at, true, true), ', ' + attempt.duration_ms + ' ms');
-  const answer = el('p', undefined, 'answer');
+  const box = el('details', undefined, 'attempt');
+  box.open = openAttempts.get(key) ?? i === op.callback.attempts.length - 1;
+  box.addEventListener('toggle', () => openAttempts.set(key, box.open));
+  const title = el('summary', 'Attempt ' + (i + 1) + ' at ');
+  title.append(utc(attempt.at, true, true), ', ' + attempt.duration_ms + ' ms: ');
+  const answer = el('span', undefined, 'answer');
   if (attempt.status_code !== null) answer.append('answered HTTP ' + attempt.status_code);
   else answer.append('no answer');
   if (attempt.error !== null) {
@@ -77,11 +83,11 @@ function attemptDetail(op, attempt, i) {
     why.append(clamped(attempt.error, key + '/error'));
     answer.append(': ', why);
   }
+  title.append(answer);
   const head = el('pre', undefined, 'first-bytes');
   head.append(shown(attempt.response_head ?? '(no bytes)'));
   box.append(
     title,
-    answer,
     el('h4', 'Request headers sent'),
     headerList(attempt.request_headers, key + '/request'),
     el('h4', 'Answer headers'),

@@ -43,6 +43,20 @@ function paintReceivers() {
       if (n instanceof HTMLElement && n.dataset.focus === refocus) n.focus();
     });
 }
+// Each cell's column name, which a narrow screen shows beside it (the table then stacks).
+const RECEIVER_COLUMNS = [
+  'receiver',
+  'circuit',
+  'callbacks',
+  'success (1 h)',
+  'p95 (1 h)',
+  'last error',
+  'recover',
+];
+/** @param {HTMLTableRowElement} row */
+function labelCells(row) {
+  [...row.cells].forEach((cell, i) => (cell.dataset.label = RECEIVER_COLUMNS[i] ?? ''));
+}
 /** @param {Receiver} receiver */
 function receiverRow(receiver) {
   const row = receiverRows.insertRow();
@@ -72,6 +86,7 @@ function receiverRow(receiver) {
     last.append(when);
   }
   row.insertCell().append(recoverControls(receiver));
+  labelCells(row);
 }
 /** @param {Receiver} receiver */
 function recoverControls(receiver) {
