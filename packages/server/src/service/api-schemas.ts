@@ -97,6 +97,10 @@ export const OPERATION_SCHEMA = {
       required: ['state', 'next_attempt_at', 'attempts'],
       properties: {
         state: { type: 'string', enum: CALLBACK_STATES },
+        status: {
+          type: ['string', 'null'],
+          description: 'The `status` part the callback carries; null until the operation has finished.',
+        },
         next_attempt_at: { type: ['string', 'null'], format: 'date-time' },
         attempts: { type: 'array', items: { $ref: '#/components/schemas/Attempt' } },
       },

@@ -16,7 +16,7 @@ export {
   type StatsWindow,
 } from './operator-view.ts';
 export { PostgresStore, type PostgresStoreOptions } from './postgres/postgres-store.ts';
-export { isoTime, RESPONSE_HEAD_CHARS } from './records.ts';
+export { callbackStatusOf, isoTime, RESPONSE_HEAD_CHARS } from './records.ts';
 export {
   CALLBACK_STATES,
   type CallbackState,

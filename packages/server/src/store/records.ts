@@ -124,6 +124,14 @@ export function toEndpointRecord(row: Selectable<EndpointsTable>): EndpointRecor
 }
 
 /**
+ * The `status` part an operation's callback carries: its override, else `success` or `error`
+ * by the outcome.
+ */
+export function callbackStatusOf(operation: Pick<OperationRow, 'status_text'>, success: boolean): string {
+  return operation.status_text ?? (success ? 'success' : 'error');
+}
+
+/**
  * The resource of one operation. Before the operation finishes there is no outbox row yet; the
  * callback then shows as `pending` with no due time and no attempts, so the shape never varies.
  * `next_attempt_at` is shown only while an attempt is scheduled (`pending`, `retrying`).
@@ -144,6 +152,10 @@ export function toOperationResource(
     error_message: op.state === 'failed' ? op.error_message : null,
     callback: {
       state: callback?.state ?? 'pending',
+      status:
+        op.state === 'succeeded' || op.state === 'failed'
+          ? callbackStatusOf(op, op.state === 'succeeded')
+          : null,
       next_attempt_at:
         callback?.state === 'pending' || callback?.state === 'retrying'
           ? isoTimeOrNull(num(callback.next_attempt_at))

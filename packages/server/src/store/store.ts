@@ -172,6 +172,11 @@ export interface OperationResource {
   error_message: string | null;
   callback: {
     state: CallbackState;
+    /**
+     * The `status` part the callback carries (`success` / `error`, or the operation's
+     * override); null until the operation has finished.
+     */
+    status: string | null;
     next_attempt_at: string | null;
     attempts: {
       at: string;

@@ -52,6 +52,7 @@ export function operationCases(t: SuiteContext): void {
     await expectStoreError(store.createOperation(input), 'conflict');
     expect((await store.getOperation(input.id_gen))?.callback).toEqual({
       state: 'pending',
+      status: null,
       next_attempt_at: null,
       attempts: [],
     });
@@ -129,6 +130,7 @@ export function operationCases(t: SuiteContext): void {
       error_message: 'failure 0',
       callback: {
         state: 'retrying',
+        status: 'error',
         next_attempt_at: '2025-01-01T00:00:05.000Z',
         attempts: [
           {

@@ -21,7 +21,8 @@ interface Operation {
   error_message?: string | null;
   callback: {
     state: string;
-    status?: string;
+    /** Absent from an older service; null until the operation has finished. */
+    status?: string | null;
     next_attempt_at: string | null;
     attempts: Attempt[];
   };
