@@ -10,6 +10,9 @@ const NODE_BY_NAME = {
   message: 'import Node built-ins by their node: name',
 };
 
+// The server uses mediahook as its users do, by package name.
+const BY_PACKAGE_NAME = { regex: '(^|/)mediahook/src/', message: 'import mediahook by its package name' };
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'packages/*/dist/', 'coverage/', 'test-artifacts/', '.tmp/', '.data/'] },
   js.configs.recommended,
@@ -58,13 +61,42 @@ export default tseslint.config(
   {
     files: ['packages/server/src/**/*.ts'],
     rules: {
-      // The server uses mediahook as its users do, by package name.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [NODE_BY_NAME, BY_PACKAGE_NAME],
+        },
+      ],
+    },
+  },
+  {
+    files: ['packages/server/src/store/*.ts'],
+    ignores: ['packages/server/src/store/index.ts', 'packages/server/src/store/open-store.ts'],
+    rules: {
+      // The store's core is the same on every database: it reaches one only through StoreDialect.
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             NODE_BY_NAME,
-            { regex: '(^|/)mediahook/src/', message: 'import mediahook by its package name' },
+            BY_PACKAGE_NAME,
+            { regex: '^\\./[^/]+/', message: "the store's core imports no database's folder" },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['packages/server/src/store/*/*.ts'],
+    rules: {
+      // A database's folder builds on the core, never on another database's folder.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            NODE_BY_NAME,
+            BY_PACKAGE_NAME,
+            { regex: '^\\.\\./[^/]+/', message: "a database's folder imports no other database's" },
           ],
         },
       ],

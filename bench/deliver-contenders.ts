@@ -113,7 +113,8 @@ export function ourWorker(
 /** Creates `n` operations (untimed: that is the API's work, before any generation). */
 async function createOperations(store: Store, n: number, origin: string): Promise<string[]> {
   const ids = Array.from({ length: n }, () => nextId());
-  await inLanes(n, store.dialect === 'postgres' ? 8 : 1, async (i) => {
+  // A store shared by processes takes writes on several connections at once; SQLite has one writer.
+  await inLanes(n, store.sharedByProcesses ? 8 : 1, async (i) => {
     await store.createOperation({
       id_gen: ids[i]!,
       kind: 'image',

@@ -10,6 +10,7 @@ import {
   CallbackDecoder,
   type DecodeOptions,
   encodeCallback,
+  FAMILIES,
   FAMILY_PARTS,
   type Family,
   type FileSink,
@@ -287,7 +288,7 @@ export function busboyCallback(reading: BusboyReading): Decoded | null {
   };
   const [status, id_gen, time_gen] = [text('status'), text('id_gen'), text('time_gen')];
   if (status === undefined || id_gen === undefined || time_gen === undefined) return null;
-  for (const family of ['A', 'B'] as const) {
+  for (const family of FAMILIES) {
     const names = FAMILY_PARTS[family];
     const message = text(names.error);
     if (message !== undefined) {

@@ -14,9 +14,9 @@ import { isTlsErrorCode } from './tls-error.ts';
 
 const USAGE = `Usage: mediahook check URL [--secret whsec_…] [--json] [--timeout 10s]
 
-Checks that the receiver at URL conforms: sends the four valid callbacks, an MP4 in family A
-and callbacks with opaque status, id_gen and time_gen (expects 200), repeats one (expects 200
-again), then malformed callbacks and, with --secret, badly signed ones (expects 500). Prints a
+Checks that the receiver at URL conforms: sends a success and an error callback of every
+family, an MP4 in each family that carries one, and callbacks with opaque status, id_gen and
+time_gen (expects 200), repeats one (expects 200 again), then malformed callbacks and, with --secret, badly signed ones (expects 500). Prints a
 pass/fail table with the reason for each row; --json prints one JSON document instead.
 Exit 0 only when every row passes; 1 also when the receiver cannot be reached at all.
 A request that gets no answer within the timeout, or whose TLS handshake fails, stops the
@@ -93,7 +93,7 @@ function grade(item: ConformanceCase, answer: PostResult, signed: boolean): Chec
     reason,
   };
   if (code !== undefined) row.code = code;
-  // PRODUCT §1 asks this of mediahook's receivers; the spec does not, so it fails no row.
+  // protocol.md's decisions ask this of mediahook's receivers; the spec does not, so it fails no row.
   if (status === 500 && !shaped) row.note = 'the 500 body is not {"error":{"code","message"}} JSON';
   return row;
 }

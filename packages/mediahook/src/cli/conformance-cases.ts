@@ -3,7 +3,10 @@ import { uuidv7 } from '../protocol/uuidv7.ts';
 import {
   BodySigner,
   encodeCallback,
+  FAMILIES,
+  FAMILY_PARTS,
   type Family,
+  familiesCarrying,
   type MediaType,
   type OutgoingCallback,
 } from '../protocol/index.ts';
@@ -60,7 +63,7 @@ function rawBody(parts: RawPart[], boundary = `check-${randomBytes(8).toString('
  * status, id_gen and time_gen, malformed callbacks of every kind, and, with secrets, badly
  * signed ones. Each run uses new `id_gen`s, so it can be repeated against the same receiver.
  * With secrets, every case but the badly signed ones is signed as the service signs: its
- * `webhook-id` is the body's `id_gen` (PRODUCT §2), so a receiver that compares the two still
+ * `webhook-id` is the body's `id_gen` (protocol.md's decisions), so a receiver that compares the two still
  * gets to judge the content of the malformed ones.
  */
 export async function conformanceCases(secrets: readonly string[]): Promise<ConformanceCase[]> {
@@ -99,13 +102,15 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
     message,
   });
   const aImage = success('A');
-  await valid('A success, JPEG', aImage);
-  await valid('A success, MP4', success('A', MP4, 'video/mp4'));
-  await valid('A error', failure('A', 'the model failed'));
-  await valid('B success, JPEG', success('B'));
-  await valid('B error', failure('B', 'prompt refused'));
+  for (const family of FAMILIES) {
+    await valid(`${family} success, JPEG`, family === 'A' ? aImage : success(family));
+    if (familiesCarrying('video/mp4').includes(family)) {
+      await valid(`${family} success, MP4`, success(family, MP4, 'video/mp4'));
+    }
+    await valid(`${family} error`, failure(family, 'the model failed'));
+  }
   await valid('A success repeated (same id_gen): answered 200 again', aImage);
-  // PRODUCT §2: status, id_gen (up to 256 bytes) and time_gen are opaque text to a receiver.
+  // protocol.md's decisions: status, id_gen (up to 256 bytes) and time_gen are opaque text.
   await valid('status other than success/error (done)', { ...success('B'), status: 'done' });
   await valid('id_gen that is not a UUID', {
     ...failure('A', 'x'),
@@ -133,7 +138,8 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
       { name: 'time_gen', value: c.time_gen },
     ];
   };
-  const jpegPart = (name = 'result_pv'): RawPart => ({
+  const [A, B] = [FAMILY_PARTS.A, FAMILY_PARTS.B];
+  const jpegPart = (name = A.result): RawPart => ({
     name,
     value: JPEG,
     filename: 'r.jpg',
@@ -151,23 +157,22 @@ export async function conformanceCases(secrets: readonly string[]): Promise<Conf
     ['an extra part', [...text(), jpegPart(), { name: 'extra', value: 'x' }]],
     ['a repeated part', [...text(), { name: 'status', value: 'again' }, jpegPart()]],
     ['a misnamed part (Status)', [{ name: 'Status', value: 'success' }, ...text().slice(1), jpegPart()]],
-    ['a file in an error callback', [...text('error'), { name: 'message', value: 'failed' }, jpegPart()]],
-    ['a text where the file belongs', [...text(), { name: 'result_pv', value: 'not a file' }]],
+    ['a file in an error callback', [...text('error'), { name: A.error, value: 'failed' }, jpegPart()]],
+    ['a text where the file belongs', [...text(), { name: A.result, value: 'not a file' }]],
     [
       'a file where a text belongs',
-      [...text('error'), { name: 'message', value: 'x', filename: 'm.txt', type: 'text/plain' }],
+      [...text('error'), { name: A.error, value: 'x', filename: 'm.txt', type: 'text/plain' }],
     ],
-    ['parts of both families', [...text(), jpegPart(), { name: 'img_message', value: 'x' }]],
-    [
-      'an MP4 in family B',
-      [...text(), { name: 'res_image', value: MP4, filename: 'r.mp4', type: 'video/mp4' }],
-    ],
+    ['parts of both families', [...text(), jpegPart(), { name: B.error, value: 'x' }]],
+    ...FAMILIES.filter((family) => !familiesCarrying('video/mp4').includes(family)).map(
+      (family): [string, RawPart[]] => [
+        `an MP4 in family ${family}`,
+        [...text(), { name: FAMILY_PARTS[family].result, value: MP4, filename: 'r.mp4', type: 'video/mp4' }],
+      ],
+    ),
     [
       'a file that is neither JPEG nor MP4',
-      [
-        ...text(),
-        { name: 'result_pv', value: Buffer.from('GIF89a...'), filename: 'r.jpg', type: 'image/jpeg' },
-      ],
+      [...text(), { name: A.result, value: Buffer.from('GIF89a...'), filename: 'r.jpg', type: 'image/jpeg' }],
     ],
   ];
   for (const [name, parts] of malformed) add(name, 500, rawBody(parts), idOf(parts));

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { Family } from '../protocol/index.ts';
+import { FAMILIES, isFamily } from '../protocol/index.ts';
 import { listenLineOf, listenRecordOf } from '../web/listen-record.ts';
 import { createListenServer } from '../web/listen-server.ts';
 import { hostHint, oncePerHost } from '../receiver/index.ts';
@@ -33,7 +33,7 @@ Options:
   --out DIR                where files go, receipts in DIR/.mediahook (default ./callbacks)
   --secret whsec_…         require a valid signature; repeat the flag to accept several secrets
   --json                   print one NDJSON record per request on stdout
-  --family A|B             accept one family only
+  ${`--family ${FAMILIES.join('|')}`.padEnd(24)} accept one family only
   --max-file-size SIZE     largest result file (default 1GiB)
   --max-text-size SIZE     largest text part (default 64KiB)
   --max-header-size SIZE   largest part header block (default 16KiB)
@@ -78,8 +78,8 @@ export const listenCommand: Command = {
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const port = portFlag('--port', values.port, 9000);
-    if (values.family !== undefined && values.family !== 'A' && values.family !== 'B') {
-      throw new UsageError('--family takes A or B');
+    if (values.family !== undefined && !isFamily(values.family)) {
+      throw new UsageError(`--family takes ${FAMILIES.join(' or ')}`);
     }
     const secrets = secretFlags(values.secret);
     const limits = {
@@ -99,7 +99,7 @@ export const listenCommand: Command = {
       dirMode: modeFlag('--dir-mode', values['dir-mode'], 'dir'),
       out: values.out ?? 'callbacks',
       secret: secrets,
-      family: values.family as Family | undefined,
+      family: values.family,
       limits: Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined)),
       idleTimeoutMs: durationFlag('--idle-timeout', values['idle-timeout'], 30_000),
       minBytesPerSecond:

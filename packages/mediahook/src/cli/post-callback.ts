@@ -1,7 +1,6 @@
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
-import type { EncodedCallback } from '../protocol/index.ts';
 import { describeFailure } from './post-error.ts';
-import { Exchange } from './post-exchange.ts';
+import { Exchange, type UploadOptions } from './post-exchange.ts';
 
 export { PostError, type PostFailureCode } from './post-error.ts';
 
@@ -39,24 +38,11 @@ function splitCredentials(url: URL): { target: URL; authorization?: string } {
   return { target, authorization: `Basic ${Buffer.from(pair, 'utf8').toString('base64')}` };
 }
 
-/** What postCallback sends: an encoded callback, or any body of a known size. */
-export type PostBody = Pick<EncodedCallback, 'contentType' | 'contentLength' | 'body'>;
-
-export interface PostOptions {
-  encoded: PostBody;
+export interface PostOptions extends UploadOptions {
   /** Where to POST; `user:password@` in it becomes a Basic Authorization header. */
   url: URL;
   /** Extra request headers, such as the signature headers. */
   headers?: Record<string, string> | undefined;
-  /** Time to open the connection (TCP and TLS). */
-  connectTimeoutMs: number;
-  /**
-   * Time the receiver may stop reading the upload, or take to answer once the body is sent;
-   * and, once the status came, the longest the rest of the answer is waited for.
-   */
-  responseTimeoutMs: number;
-  /** Called as the socket takes bytes of the body, with the running total. */
-  onProgress?: ((sent: number) => void) | undefined;
   /** Bytes of the answer to keep; {@link BODY_PREVIEW_BYTES} by default. */
   previewBytes?: number | undefined;
 }

@@ -7,14 +7,28 @@ import { type ClientRequest, type IncomingMessage, request as httpRequest } from
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
+import type { EncodedCallback } from '../protocol/index.ts';
 import { userAgent } from '../protocol/version.ts';
-import type { PostOptions } from './post-callback.ts';
 import { failure } from './post-error.ts';
 
-export interface ExchangeOptions extends Pick<
-  PostOptions,
-  'encoded' | 'connectTimeoutMs' | 'responseTimeoutMs' | 'onProgress'
-> {
+/** What postCallback sends: an encoded callback, or any body of a known size. */
+export type PostBody = Pick<EncodedCallback, 'contentType' | 'contentLength' | 'body'>;
+
+/** The body of a POST and the timers that watch its upload and answer. */
+export interface UploadOptions {
+  encoded: PostBody;
+  /** Time to open the connection (TCP and TLS). */
+  connectTimeoutMs: number;
+  /**
+   * Time the receiver may stop reading the upload, or take to answer once the body is sent;
+   * and, once the status came, the longest the rest of the answer is waited for.
+   */
+  responseTimeoutMs: number;
+  /** Called as the socket takes bytes of the body, with the running total. */
+  onProgress?: ((sent: number) => void) | undefined;
+}
+
+export interface ExchangeOptions extends UploadOptions {
   /** Where to POST, without credentials. */
   target: URL;
   /** Every request header but Host, Content-Type, Content-Length and User-Agent. */

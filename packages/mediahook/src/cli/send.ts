@@ -4,8 +4,12 @@ import {
   BodySigner,
   DEFAULT_LIMITS,
   encodeCallback,
+  FAMILIES,
   FAMILY_PARTS,
   type Family,
+  familiesCarrying,
+  familyMediaProblem,
+  isFamily,
   type MediaType,
   type OutgoingCallback,
   SNIFF_BYTES,
@@ -25,14 +29,22 @@ import {
 import { displayUrl, PostError, type PostResult, postCallback } from './post-callback.ts';
 import { formatBytes, ProgressBar } from './progress.ts';
 
-const USAGE = `Usage: mediahook send URL --family A|B (--file PATH | --message TEXT) [options]
+const FAMILY_FLAG = FAMILIES.join('|');
+
+/** One help line per family, naming its success and error parts. */
+const FAMILY_LINES = FAMILIES.map((family, index) => {
+  const lead = index === 0 ? `  --family ${FAMILY_FLAG}` : '';
+  return `${lead.padEnd(24)}${family}: parts ${FAMILY_PARTS[family].result} / ${FAMILY_PARTS[family].error}`;
+}).join('\n');
+
+const USAGE = `Usage: mediahook send URL --family ${FAMILY_FLAG} (--file PATH | --message TEXT) [options]
 
 Sends one result callback to URL as the service would, and prints the receiver's answer.
 A file makes a success callback, a message an error callback.
 
 Options:
-  --family A|B          A: parts result_pv / message; B: parts res_image / img_message
-  --file PATH           the result: a JPEG, or an MP4 (family A only), told by its bytes
+${FAMILY_LINES}
+  --file PATH           the result: a JPEG, or an MP4 (family ${familiesCarrying('video/mp4').join(' or ')} only), told by its bytes
   --message TEXT        the error text
   --status S            the status part (default: success with --file, error with --message)
   --id ID               the id_gen part, at most 256 bytes, also the webhook-id
@@ -92,9 +104,10 @@ interface SendPlan {
 function planFromArgs(argv: string[]): SendPlan {
   const { values, positionals } = parseCommandArgs(argv, OPTIONS);
   const url = urlArgument(positionals);
-  if (values.family === undefined) throw new UsageError('--family is required: A or B');
+  const choices = FAMILIES.join(' or ');
+  if (values.family === undefined) throw new UsageError(`--family is required: ${choices}`);
   const family = values.family.toUpperCase();
-  if (family !== 'A' && family !== 'B') throw new UsageError(`--family is A or B, not "${values.family}"`);
+  if (!isFamily(family)) throw new UsageError(`--family is ${choices}, not "${values.family}"`);
   if ((values.file === undefined) === (values.message === undefined)) {
     throw new UsageError('give exactly one of --file (a success callback) and --message (an error callback)');
   }
@@ -172,8 +185,12 @@ async function detectMediaType(path: string, family: Family): Promise<MediaType>
       `${path} is neither a JPEG (bytes FF D8 FF) nor an MP4 (an ftyp box at offset 4); receivers reject it`,
     );
   }
-  if (!FAMILY_PARTS[family].mediaTypes.includes(detected)) {
-    throw new UsageError(`${path} is an MP4 and family B carries JPEG images only: use --family A`);
+  const problem = familyMediaProblem(family, detected);
+  if (problem !== undefined) {
+    const noun = detected === 'video/mp4' ? 'an MP4' : 'a JPEG';
+    throw new UsageError(
+      `${path} is ${noun} and ${problem}: use --family ${familiesCarrying(detected).join(' or ')}`,
+    );
   }
   return detected;
 }

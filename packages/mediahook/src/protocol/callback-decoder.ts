@@ -3,6 +3,7 @@ import {
   COMMON_PARTS,
   classifyPartName,
   DEFAULT_LIMITS,
+  FAMILIES,
   FAMILY_PARTS,
   type Family,
   type Limits,
@@ -16,10 +17,13 @@ import { SNIFF_BYTES, sniffMediaType } from './media-sniff.ts';
 import { MultipartParser } from './multipart-parser.ts';
 import { decodeText, textCharsetOf } from './text-part.ts';
 
+const RESULT_PART_NAMES = FAMILIES.map((family) => FAMILY_PARTS[family].result).join(', ');
+const ERROR_PART_NAMES = FAMILIES.map((family) => FAMILY_PARTS[family].error).join(', ');
+
 export interface DecodeOptions<S extends FileSink = FileSink> {
   /** Limits over {@link DEFAULT_LIMITS}. */
   limits?: Partial<Limits> | undefined;
-  /** Accept only this family; the other family's parts are unexpected. */
+  /** Accept only this family; the other families' parts are unexpected. */
   family?: Family | undefined;
   /** Compute the file's SHA-256 (default true). */
   hash?: boolean | undefined;
@@ -334,7 +338,7 @@ export class CallbackDecoder<S extends FileSink = FileSink> {
     if (this.#family === null || this.#event === null) {
       throw new ProtocolError(
         'missing_part',
-        `the callback has neither a result part (result_pv, res_image) nor an error part (message, img_message)${
+        `the callback has neither a result part (${RESULT_PART_NAMES}) nor an error part (${ERROR_PART_NAMES})${
           missing.length > 0 ? `, and lacks ${missing.join(', ')}` : ''
         }`,
       );

@@ -1,13 +1,12 @@
 /**
- * The four callback shapes of the specification (families A and B, success and error), defined
- * once: part names, media types and the default limits of a receiver.
+ * The callback shapes of the specification (each family has a success and an error shape),
+ * defined once: families, part names, media types and the default limits of a receiver.
+ * Everything else (CLI flags, the service's validation, its OpenAPI document, the store's
+ * CHECK) is derived from {@link FAMILY_PARTS}.
  */
 
-export type Family = 'A' | 'B';
 export type CallbackEvent = 'success' | 'error';
 export type MediaType = 'image/jpeg' | 'video/mp4';
-
-export const FAMILIES: readonly Family[] = ['A', 'B'];
 
 /** Text parts common to every callback, in wire order. */
 export const COMMON_PARTS = ['status', 'id_gen', 'time_gen'] as const;
@@ -22,10 +21,45 @@ export interface FamilyParts {
   readonly mediaTypes: readonly MediaType[];
 }
 
-export const FAMILY_PARTS: Readonly<Record<Family, FamilyParts>> = {
+const PARTS_BY_FAMILY = {
   A: { result: 'result_pv', error: 'message', mediaTypes: ['image/jpeg', 'video/mp4'] },
   B: { result: 'res_image', error: 'img_message', mediaTypes: ['image/jpeg'] },
+} satisfies Record<string, FamilyParts>;
+
+export type Family = keyof typeof PARTS_BY_FAMILY;
+
+/** Every family's parts and media types: the one place a family is defined. */
+export const FAMILY_PARTS: Readonly<Record<Family, FamilyParts>> = PARTS_BY_FAMILY;
+
+export const FAMILIES: readonly Family[] = Object.keys(PARTS_BY_FAMILY) as Family[];
+
+/** How messages name what a family carries. */
+const MEDIA_NOUNS: Readonly<Record<MediaType, string>> = {
+  'image/jpeg': 'JPEG images',
+  'video/mp4': 'MP4 videos',
 };
+
+/** The families whose success callbacks may carry `mediaType`, in order. */
+export function familiesCarrying(mediaType: MediaType): Family[] {
+  return FAMILIES.filter((family) => FAMILY_PARTS[family].mediaTypes.includes(mediaType));
+}
+
+/**
+ * Why `family` cannot carry `mediaType`, or undefined when it can.
+ *
+ * @example
+ * familyMediaProblem('B', 'video/mp4'); // 'family B carries JPEG images only'
+ */
+export function familyMediaProblem(family: Family, mediaType: MediaType): string | undefined {
+  const carried = FAMILY_PARTS[family].mediaTypes;
+  if (carried.includes(mediaType)) return undefined;
+  return `family ${family} carries ${carried.map((type) => MEDIA_NOUNS[type]).join(' or ')} only`;
+}
+
+/** Whether `text` names a family (for flags and query parameters). */
+export function isFamily(text: unknown): text is Family {
+  return typeof text === 'string' && Object.hasOwn(PARTS_BY_FAMILY, text);
+}
 
 /** Which family and role a part name belongs to; undefined for a name no callback has. */
 export function classifyPartName(
@@ -85,7 +119,7 @@ interface CallbackFields {
 
 /** The result file of a success callback, as a receiver saw it. */
 export interface ReceivedFile<S = unknown> {
-  /** Part name that carried it: `result_pv` or `res_image`. */
+  /** Part name that carried it: its family's result part (`result_pv` in family A). */
   part: string;
   /** The filename the sender gave; informative only, never a path. */
   filename: string;
@@ -110,7 +144,7 @@ export interface SuccessCallback<S = unknown> extends CallbackFields {
 export interface ErrorCallback extends CallbackFields {
   event: 'error';
   family: Family;
-  /** The error description (`message` in family A, `img_message` in family B). */
+  /** The error description: its family's error part (`message` in family A). */
   message: string;
 }
 

@@ -1,9 +1,9 @@
 /**
  * The SHA-256 of a result file as it streams through the decoder. Small files are hashed in
  * place (as they arrive when known to be small, else at the end); a large one is hashed on a
- * thread, in 1 MiB batches, while the event loop goes on receiving: on a 256 MiB upload,
- * hashing took as much of the loop as all the rest. Where the runtime has no threads (Workers),
- * every file is hashed in place.
+ * thread, in 1 MiB batches, so that the event loop goes on receiving (docs/benchmarks.md,
+ * "Figures behind the code"). Where the runtime has no threads (Workers), every file is hashed
+ * in place.
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';

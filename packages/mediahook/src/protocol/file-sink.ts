@@ -4,7 +4,7 @@ import { ProtocolError } from './errors.ts';
 
 /** What a sink factory learns when a result file starts. */
 export interface FileStart {
-  /** Part name: `result_pv` or `res_image`. */
+  /** Part name: the family's result part (`result_pv` in family A). */
   part: string;
   /** The sender's filename; informative only, never to be used as a path. */
   filename: string;

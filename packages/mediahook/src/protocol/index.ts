@@ -1,6 +1,6 @@
 /// <reference types="node" preserve="true" />
 /**
- * The callback protocol: the four shapes, a strict streaming decoder, an encoder, media
+ * The callback protocol: the callback shapes, a strict streaming decoder, an encoder, media
  * sniffing and Standard Webhooks signatures. Depends on nothing else of mediahook.
  */
 
@@ -24,6 +24,10 @@ export {
   FAMILIES,
   FAMILY_PARTS,
   type Family,
+  familiesCarrying,
+  familyMediaProblem,
+  type FamilyParts,
+  isFamily,
   type Limits,
   type MediaType,
   partsOf,

@@ -18,7 +18,7 @@ export function version(): string {
 }
 
 /**
- * The User-Agent of every request mediahook makes (PRODUCT §2, versioning).
+ * The User-Agent of every request mediahook makes (protocol.md's decisions, "versioning").
  *
  * @example
  * userAgent(); // 'mediahook/0.1.0'

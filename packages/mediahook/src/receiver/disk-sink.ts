@@ -12,10 +12,8 @@ const DEFAULT_MODES = fileModesOf({});
 const BATCH_BYTES = 2 * 1024 * 1024;
 
 /**
- * Bytes written between two background `fdatasync`s of a large file. The disk then writes the
- * file back while the rest of it is still arriving, and the fsync at `close` only waits for the
- * tail instead of the whole file (a 256 MiB fsync took 60–90 ms on its own here). 16 MiB did a
- * little better than 32 and as well as 4 or 8 over repeated uploads.
+ * Bytes written between two background `fdatasync`s of a large file, so that the fsync at
+ * `close` waits for the tail only (the size: docs/benchmarks.md, "Figures behind the code").
  */
 const WRITEBACK_BYTES = 16 * 1024 * 1024;
 

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { emitWarning } from 'node:process';
 import {
   boundaryOf,
   type Callback,
@@ -20,6 +19,7 @@ import { DiskSink, sweepStaleTemporaryFiles } from './disk-sink.ts';
 import { fileModesOf, makeDirectorySync } from './file-modes.ts';
 import { allowedOriginsOf, crossOriginRefusal } from './origin-check.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
+import { headersOf, jsonAnswer, report } from './receiver-answer.ts';
 import { errorBodyOf, ReceiverError } from './receiver-error.ts';
 import {
   checkContentEncoding,
@@ -31,7 +31,6 @@ import {
 import type {
   ReceivedCallback,
   ReceiverOptions,
-  ReceiverOutcome,
   ReceiverRequest,
   ReceiverResponse,
 } from './receiver-types.ts';
@@ -45,24 +44,6 @@ export type {
   ReceiverResponse,
   StoredFile,
 } from './receiver-types.ts';
-
-const OUTCOME_HEADERS = [
-  'content-type',
-  'content-length',
-  'user-agent',
-  'webhook-id',
-  'webhook-timestamp',
-  'webhook-signature',
-] as const;
-
-function headersOf(request: ReceiverRequest): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const name of OUTCOME_HEADERS) {
-    const value = request.header(name);
-    if (value !== undefined) headers[name] = value;
-  }
-  return headers;
-}
 
 /** The adapter-independent core: `handle()` turns a request into a 200 or 500 answer. */
 export interface Receiver {
@@ -137,17 +118,22 @@ function failureOf(
   return failure;
 }
 
-function json(status: 200 | 500, body: unknown, closeConnection = false): ReceiverResponse {
-  return {
-    status,
-    headers: {
-      'content-type': 'application/json; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-    },
-    body: JSON.stringify(body),
-    closeConnection,
-  };
+/** A receiver's options, resolved once, and its state: what each step below reads. */
+interface ReceiverContext {
+  readonly options: ReceiverOptions;
+  readonly out: string;
+  readonly limits: Limits;
+  readonly maxBodyBytes: number;
+  readonly secrets: readonly string[];
+  readonly origins: ReturnType<typeof allowedOriginsOf>;
+  readonly modes: ReturnType<typeof fileModesOf>;
+  readonly claim: ReturnType<typeof claimSettingsOf>;
+  readonly store: ReceiptStore;
+  /**
+   * The callbacks being processed, by id_gen, each with the wake-ups of the copies waiting for
+   * it; never the work's promise, which kept whole requests alive (docs/benchmarks.md).
+   */
+  readonly inflight: Map<string, (() => void)[]>;
 }
 
 /**
@@ -167,19 +153,6 @@ function json(status: 200 | 500, body: unknown, closeConnection = false): Receiv
 export function createReceiver(options: ReceiverOptions = {}): Receiver {
   const out = resolve(options.out ?? 'callbacks');
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const maxBodyBytes = options.maxBodyBytes ?? limits.fileBytes + 1024 * 1024;
-  /**
-   * The refusal of a body over the bound. Over the default bound the texts and headers, within
-   * their limits, cannot make up the difference: the file is too large, and is named so whether
-   * the size was told, known or found while reading, however the body came in chunks.
-   */
-  const overBound = (size: string) =>
-    options.maxBodyBytes === undefined
-      ? new ProtocolError(
-          'file_too_large',
-          `the body is ${size}: larger than any callback whose file is within the ${limits.fileBytes}-byte limit`,
-        )
-      : new ProtocolError('body_too_large', `the body is ${size}; at most ${maxBodyBytes} are accepted`);
   const secrets =
     options.secret === undefined
       ? []
@@ -195,129 +168,19 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   // Made here with its mode, before the receipts' folder inside it would make it with the umask's.
   if (!options.store) makeDirectorySync(out, modes);
   const store = options.store ?? new DirectoryReceiptStore(join(out, '.mediahook'));
-  // The callbacks being processed, by id_gen, each with the copies that wait for it. It holds
-  // the waiters' wake-ups, not the work's promise: a Map that churns keeps stale entries in
-  // its outgrown tables until a full collection, and an entry that reached a request's promise
-  // kept the whole request alive through every scavenge (three times the survivors, and V8
-  // then collected the old generation in full about once per scavenge).
-  const inflight = new Map<string, (() => void)[]>();
+  const context: ReceiverContext = {
+    options,
+    out,
+    limits,
+    maxBodyBytes: options.maxBodyBytes ?? limits.fileBytes + 1024 * 1024,
+    secrets,
+    origins,
+    modes,
+    claim,
+    store,
+    inflight: new Map(),
+  };
   const sweeper = options.sink ? null : sweepStaleTemporaryFiles(out);
-
-  async function decode(request: ReceiverRequest, sinks: DiskSink[]) {
-    // The signature's headers first: a sender that is not signed or is stale learns only that,
-    // not which of the body's limits or encodings it would have passed.
-    const verifier = verifierOf(request, secrets, options.toleranceSeconds);
-    const declared = request.header('content-length');
-    // Also a hint for hashing: one that is no size (NaN) counts as unknown there.
-    const declaredBytes = declared === undefined ? undefined : Number(declared);
-    const sink: FileSinkFactory =
-      options.sink ??
-      (() => {
-        const disk = new DiskSink(out, modes);
-        sinks.push(disk);
-        return disk;
-      });
-    const body = request.body;
-    let decoder: CallbackDecoder;
-    try {
-      checkContentEncoding(request.header('content-encoding'));
-      checkTransferEncoding(request.header('transfer-encoding'));
-      decoder = new CallbackDecoder(request.header('content-type'), {
-        limits,
-        family: options.family,
-        sink,
-        bodyBytes: body instanceof Uint8Array ? body.length : declaredBytes,
-      });
-    } catch (error) {
-      throw verifier ? await refusalOfSigned(body, verifier, maxBodyBytes, error) : error;
-    }
-    try {
-      // After the Content-Type: a large body that is not a callback at all is told so.
-      const knownBytes = body instanceof Uint8Array ? body.length : declaredBytes;
-      if (knownBytes !== undefined && knownBytes > maxBodyBytes) throw overBound(`${knownBytes} bytes`);
-      await feed(body, decoder, verifier, maxBodyBytes, () => overBound(`over ${maxBodyBytes} bytes`));
-      const callback = await decoder.end().catch((error: unknown) => {
-        throw signatureFirst(error, verifier);
-      });
-      if (verifier) {
-        verifier.verify();
-        if (verifier.id !== callback.id_gen) {
-          throw new ProtocolError('bad_signature', 'the webhook-id header does not match id_gen');
-        }
-      }
-      return callback;
-    } catch (error) {
-      await decoder.abort(error);
-      throw error;
-    }
-  }
-
-  async function accept(callback: Callback<FileSink>, disk: DiskSink | undefined, request: ReceiverRequest) {
-    const id = callback.id_gen;
-    // Concurrent repeats: wait for the one in flight, then look again.
-    for (let waiters = inflight.get(id); waiters; waiters = inflight.get(id)) {
-      const queue = waiters;
-      await new Promise<void>((wake) => queue.push(wake));
-    }
-    // Claimed before the store is asked: with an await between the look-up and the claim, copies
-    // arriving together would all find no receipt and all be processed.
-    const waiters: (() => void)[] = [];
-    inflight.set(id, waiters);
-    try {
-      const result = await underClaim(store, id, claim, request, () => process(callback, disk));
-      if ('duplicateOf' in result) await disk?.abort();
-      return result;
-    } finally {
-      inflight.delete(id);
-      for (const wake of waiters) wake();
-    }
-  }
-
-  async function process(callback: Callback<FileSink>, disk: DiskSink | undefined) {
-    let received: ReceivedCallback;
-    if (callback.event === 'success') {
-      const path = disk
-        ? join(out, `${fileNameFor(callback.id_gen)}${extensionOf(callback.file.mediaType)}`)
-        : null;
-      if (disk && path) await disk.commit(path);
-      received = { ...callback, file: { ...callback.file, path } };
-    } else {
-      received = callback;
-    }
-    try {
-      if (received.event === 'success') await options.onSuccess?.(received);
-      else await options.onError?.(received);
-    } catch (error) {
-      await disk?.abort();
-      throw new ReceiverError(
-        'handler_failed',
-        `the handler failed: ${error instanceof Error ? error.message : String(error)}`,
-        { cause: error },
-      );
-    }
-    await store.add(receiptOf(received));
-    return received;
-  }
-
-  /**
-   * Tells `onOutcome`. An observer that throws (or rejects) only gets a warning: it must not
-   * turn an accepted callback into a 500 after its file was stored, nor leave the request hanging.
-   * The outcome is built only when there is an observer to tell: without one, its headers and
-   * times are work for nothing on every request.
-   */
-  function report(outcome: () => ReceiverOutcome): void {
-    if (!options.onOutcome) return;
-    const told = outcome();
-    const warn = (error: unknown) =>
-      emitWarning(`onOutcome failed: ${error instanceof Error ? error.message : String(error)}`);
-    try {
-      const result: unknown = options.onOutcome(told);
-      if (result instanceof Promise) result.catch(warn);
-    } catch (error) {
-      warn(error);
-    }
-  }
-
   return {
     store,
     out,
@@ -325,51 +188,193 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
       if (sweeper) clearInterval(sweeper);
       await store.close();
     },
-    async handle(request) {
-      const started = performance.now();
-      const receivedAt = Date.now();
-      const sinks: DiskSink[] = [];
-      let callback: ReceivedCallback | null = null;
-      let receipt: Receipt | null = null;
-      try {
-        if (request.failure !== undefined) throw failureOf(request, secrets, options.toleranceSeconds);
-        // Before the signature: a page in a browser is refused whatever it sent.
-        const crossOrigin = crossOriginRefusal(request.header('origin'), origins);
-        if (crossOrigin) throw crossOrigin;
-        const decoded = await decode(request, sinks);
-        const result = await accept(decoded, sinks[0], request);
-        const duplicate = 'duplicateOf' in result;
-        if ('duplicateOf' in result) {
-          receipt = result.duplicateOf;
-          callback =
-            decoded.event === 'success' ? { ...decoded, file: { ...decoded.file, path: null } } : decoded;
-        } else {
-          callback = result;
-        }
-        report(() => ({
-          verdict: duplicate ? 'duplicate' : 'accepted',
-          callback,
-          receipt,
-          error: null,
-          receivedAt: new Date(receivedAt).toISOString(),
-          durationMs: performance.now() - started,
-          headers: headersOf(request),
-        }));
-        return json(200, { received: true, id_gen: decoded.id_gen, duplicate });
-      } catch (error) {
-        await Promise.all(sinks.map((sink) => sink.abort()));
-        const body = errorBodyOf(error);
-        report(() => ({
-          verdict: 'rejected',
-          callback,
-          receipt: null,
-          error: body.error,
-          receivedAt: new Date(receivedAt).toISOString(),
-          durationMs: performance.now() - started,
-          headers: headersOf(request),
-        }));
-        return json(500, body, true);
-      }
-    },
+    handle: (request) => handleRequest(context, request),
   };
+}
+
+/** One request, start to answer: decode, accept (once per id_gen), store, report. */
+async function handleRequest(context: ReceiverContext, request: ReceiverRequest): Promise<ReceiverResponse> {
+  const { options, secrets } = context;
+  const started = performance.now();
+  const receivedAt = Date.now();
+  const sinks: DiskSink[] = [];
+  let callback: ReceivedCallback | null = null;
+  let receipt: Receipt | null = null;
+  try {
+    if (request.failure !== undefined) throw failureOf(request, secrets, options.toleranceSeconds);
+    // Before the signature: a page in a browser is refused whatever it sent.
+    const crossOrigin = crossOriginRefusal(request.header('origin'), context.origins);
+    if (crossOrigin) throw crossOrigin;
+    const decoded = await decodeRequest(context, request, sinks);
+    const result = await acceptOnce(context, decoded, sinks[0], request);
+    const duplicate = 'duplicateOf' in result;
+    if ('duplicateOf' in result) {
+      receipt = result.duplicateOf;
+      callback =
+        decoded.event === 'success' ? { ...decoded, file: { ...decoded.file, path: null } } : decoded;
+    } else {
+      callback = result;
+    }
+    report(options, () => ({
+      verdict: duplicate ? 'duplicate' : 'accepted',
+      callback,
+      receipt,
+      error: null,
+      receivedAt: new Date(receivedAt).toISOString(),
+      durationMs: performance.now() - started,
+      headers: headersOf(request),
+    }));
+    return jsonAnswer(200, { received: true, id_gen: decoded.id_gen, duplicate });
+  } catch (error) {
+    await Promise.all(sinks.map((sink) => sink.abort()));
+    const body = errorBodyOf(error);
+    report(options, () => ({
+      verdict: 'rejected',
+      callback,
+      receipt: null,
+      error: body.error,
+      receivedAt: new Date(receivedAt).toISOString(),
+      durationMs: performance.now() - started,
+      headers: headersOf(request),
+    }));
+    return jsonAnswer(500, body, true);
+  }
+}
+
+/**
+ * The refusal of a body over the bound. Over the default bound the texts and headers, within
+ * their limits, cannot make up the difference: the file is too large, and is named so whether
+ * the size was told, known or found while reading, however the body came in chunks.
+ */
+function overBound(context: ReceiverContext, size: string): ProtocolError {
+  return context.options.maxBodyBytes === undefined
+    ? new ProtocolError(
+        'file_too_large',
+        `the body is ${size}: larger than any callback whose file is within the ${context.limits.fileBytes}-byte limit`,
+      )
+    : new ProtocolError(
+        'body_too_large',
+        `the body is ${size}; at most ${context.maxBodyBytes} are accepted`,
+      );
+}
+
+/** Step 1: the request's body as a callback, its signature verified; its file in a sink. */
+async function decodeRequest(
+  context: ReceiverContext,
+  request: ReceiverRequest,
+  sinks: DiskSink[],
+): Promise<Callback<FileSink>> {
+  const { options, maxBodyBytes } = context;
+  // The signature's headers first: a sender that is not signed or is stale learns only that,
+  // not which of the body's limits or encodings it would have passed.
+  const verifier = verifierOf(request, context.secrets, options.toleranceSeconds);
+  const declared = request.header('content-length');
+  // Also a hint for hashing: one that is no size (NaN) counts as unknown there.
+  const declaredBytes = declared === undefined ? undefined : Number(declared);
+  const sink: FileSinkFactory =
+    options.sink ??
+    (() => {
+      const disk = new DiskSink(context.out, context.modes);
+      sinks.push(disk);
+      return disk;
+    });
+  const body = request.body;
+  let decoder: CallbackDecoder;
+  try {
+    checkContentEncoding(request.header('content-encoding'));
+    checkTransferEncoding(request.header('transfer-encoding'));
+    decoder = new CallbackDecoder(request.header('content-type'), {
+      limits: context.limits,
+      family: options.family,
+      sink,
+      bodyBytes: body instanceof Uint8Array ? body.length : declaredBytes,
+    });
+  } catch (error) {
+    throw verifier ? await refusalOfSigned(body, verifier, maxBodyBytes, error) : error;
+  }
+  try {
+    // After the Content-Type: a large body that is not a callback at all is told so.
+    const knownBytes = body instanceof Uint8Array ? body.length : declaredBytes;
+    if (knownBytes !== undefined && knownBytes > maxBodyBytes)
+      throw overBound(context, `${knownBytes} bytes`);
+    await feed(body, decoder, verifier, maxBodyBytes, () => overBound(context, `over ${maxBodyBytes} bytes`));
+    const callback = await decoder.end().catch((error: unknown) => {
+      throw signatureFirst(error, verifier);
+    });
+    if (verifier) {
+      verifier.verify();
+      if (verifier.id !== callback.id_gen) {
+        throw new ProtocolError('bad_signature', 'the webhook-id header does not match id_gen');
+      }
+    }
+    return callback;
+  } catch (error) {
+    await decoder.abort(error);
+    throw error;
+  }
+}
+
+/**
+ * Step 2: stores the callback unless its id_gen was received before (then the earlier
+ * receipt, as `duplicateOf`). Copies arriving together wait for the first one's outcome.
+ */
+async function acceptOnce(
+  context: ReceiverContext,
+  callback: Callback<FileSink>,
+  disk: DiskSink | undefined,
+  request: ReceiverRequest,
+): Promise<ReceivedCallback | { duplicateOf: Receipt }> {
+  const { inflight } = context;
+  const id = callback.id_gen;
+  // Concurrent repeats: wait for the one in flight, then look again.
+  for (let waiters = inflight.get(id); waiters; waiters = inflight.get(id)) {
+    const queue = waiters;
+    await new Promise<void>((wake) => queue.push(wake));
+  }
+  // Claimed before the store is asked: with an await between the look-up and the claim, copies
+  // arriving together would all find no receipt and all be processed.
+  const waiters: (() => void)[] = [];
+  inflight.set(id, waiters);
+  try {
+    const result = await underClaim(context.store, id, context.claim, request, () =>
+      storeCallback(context, callback, disk),
+    );
+    if ('duplicateOf' in result) await disk?.abort();
+    return result;
+  } finally {
+    inflight.delete(id);
+    for (const wake of waiters) wake();
+  }
+}
+
+/** Step 3: the file in place, the handler called, the receipt written, in that order. */
+async function storeCallback(
+  context: ReceiverContext,
+  callback: Callback<FileSink>,
+  disk: DiskSink | undefined,
+): Promise<ReceivedCallback> {
+  const { options } = context;
+  let received: ReceivedCallback;
+  if (callback.event === 'success') {
+    const path = disk
+      ? join(context.out, `${fileNameFor(callback.id_gen)}${extensionOf(callback.file.mediaType)}`)
+      : null;
+    if (disk && path) await disk.commit(path);
+    received = { ...callback, file: { ...callback.file, path } };
+  } else {
+    received = callback;
+  }
+  try {
+    if (received.event === 'success') await options.onSuccess?.(received);
+    else await options.onError?.(received);
+  } catch (error) {
+    await disk?.abort();
+    throw new ReceiverError(
+      'handler_failed',
+      `the handler failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  await context.store.add(receiptOf(received));
+  return received;
 }

@@ -1,5 +1,5 @@
 import { type CallbackDecoder, ProtocolError, type SignatureVerifier } from '../protocol/index.ts';
-import type { ReceiverRequest } from './receiver.ts';
+import type { ReceiverRequest } from './receiver-types.ts';
 import { ReceiverError } from './receiver-error.ts';
 
 /**

@@ -19,8 +19,7 @@ const FOLDER_MODE = 0o700;
 /**
  * Temporary names: a random prefix drawn once per process and a counter. Unique across the
  * processes sharing a directory, unguessable from outside them, and one random draw per process
- * (about 10 µs here) instead of one per name; the exclusive create still refuses a name that
- * exists. The prefix is drawn on first use: a Worker may not draw random values while it loads.
+ * instead of one per name; the exclusive create still refuses a name that exists. The prefix is drawn on first use: a Worker may not draw random values while it loads.
  */
 let namePrefix: string | undefined;
 let nameCounter = 0;

@@ -2,8 +2,8 @@
 /**
  * What mediahook's pages and HTTP answers are made of, shared by `listen`'s inspector and the
  * service's dashboard in `@mediahook/server`: page security headers, the text-display helpers,
- * revalidated JSON answers, file answers with ranges, the request target, and the Host and
- * Origin checks that keep a browser's pages out.
+ * revalidated JSON answers, file answers with ranges, the request target, the Host and
+ * Origin checks that keep a browser's pages out, and the `node:http` internals they rely on.
  *
  * @example
  * import { pageHeaders, sendRevalidated } from 'mediahook/web';
@@ -22,3 +22,4 @@ export {
   oncePerHost,
 } from '../receiver/host-check.ts';
 export { allowedOriginsOf, originAllowed, originOf } from '../receiver/origin-check.ts';
+export { allowHalfOpen, answerOwedOn } from '../receiver/adapters/node-internals.ts';

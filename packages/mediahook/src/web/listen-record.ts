@@ -1,6 +1,6 @@
 import type { Receipt, ReceiverOutcome } from '../receiver/index.ts';
 
-/** One line of `mediahook listen --json`; field names are fixed (PRODUCT §3). */
+/** One line of `mediahook listen --json`; field names are fixed (docs/cli.md, listen). */
 export type ListenRecord =
   | {
       event: 'success';

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanUp, ourHandler, ourReceiver, runCheck, SECRET, serve } from './check-helpers.ts';
+import { conformanceCases } from '../../src/cli/conformance-cases.ts';
 import { BIN, runCli } from './helpers.ts';
 
 afterEach(cleanUp);
@@ -61,9 +62,10 @@ function signatureOnlyReceiver(secret: string, fresh = (ageSeconds: number) => M
   };
 }
 
-/** Rows 1–10 are valid, 11–23 malformed, 24–28 badly signed. */
-const VALID = 10;
-const CONTENT = 13;
+/** The valid rows come first, then the malformed ones, then 5 badly signed. */
+const unsignedCases = await conformanceCases([]);
+const VALID = unsignedCases.filter((row) => row.kind === 'valid').length;
+const CONTENT = unsignedCases.filter((row) => row.kind === 'content').length;
 
 describe('mediahook check --secret', () => {
   it('fails a receiver that verifies signatures (webhook-id = id_gen) but accepts any content', async () => {

@@ -3,13 +3,14 @@
  * handshake failed: every other case would fail alike, each after the same wait.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { conformanceCases } from '../../src/cli/conformance-cases.ts';
 import { cleanUp, ourHandler, runCheck, serve } from './check-helpers.ts';
 import { runCli } from './helpers.ts';
 
 afterEach(cleanUp);
 
 /** Cases of a run without --secret. */
-const CASES = 23;
+const CASES = (await conformanceCases([])).length;
 
 describe('mediahook check, stopping early', () => {
   it('stops after the first request that gets no answer, and says so once', async () => {

@@ -136,7 +136,7 @@ describe('mediahook send: the four shapes', () => {
       'video/mp4',
     ]);
     expect(run.code).toBe(0);
-    // PRODUCT §2: a receiver goes by the bytes and reports both types; it does not refuse.
+    // protocol.md's decisions: a receiver goes by the bytes and reports both types, refusing none.
     expect(run.stderr).toContain('a receiver goes by the bytes (image/jpeg) and reports both types');
     expect(run.stderr).not.toContain('media_mismatch');
     const request = only();

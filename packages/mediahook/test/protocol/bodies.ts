@@ -4,7 +4,6 @@
  * RFC 7578 allow, and every malformation a hostile sender might try.
  */
 import { createHash } from 'node:crypto';
-import type { Family } from '../../src/protocol/index.ts';
 
 export const CRLF = '\r\n';
 
@@ -78,6 +77,9 @@ export const PART_NAMES = {
   B: { result: 'res_image', error: 'img_message' },
 } as const;
 
+/** The specification's families, as this oracle spells them (independently of the protocol's table). */
+export type SpecFamily = keyof typeof PART_NAMES;
+
 /** The three texts every callback carries. */
 export interface CommonFields {
   status: string;
@@ -92,7 +94,11 @@ export const SAMPLE_FIELDS: Readonly<CommonFields> = {
 };
 
 /** The four text parts of an error callback, in wire order. */
-export function errorParts(family: Family, message: string, fields: CommonFields = SAMPLE_FIELDS): RawPart[] {
+export function errorParts(
+  family: SpecFamily,
+  message: string,
+  fields: CommonFields = SAMPLE_FIELDS,
+): RawPart[] {
   return [
     textPart('status', fields.status),
     textPart('id_gen', fields.id_gen),
@@ -103,7 +109,7 @@ export function errorParts(family: Family, message: string, fields: CommonFields
 
 /** The three text parts and the file part of a success callback, in wire order. */
 export function successParts(
-  family: Family,
+  family: SpecFamily,
   file: Uint8Array,
   fileOptions: FilePartOptions = {},
   fields: CommonFields = SAMPLE_FIELDS,

@@ -36,6 +36,19 @@ export type Outcome = { ok: true; callback: Decoded } | { ok: false; code: Proto
 
 export type HarnessOptions = Omit<DecodeOptions, 'sink'>;
 
+/** A body every decoder must accept, and what it must decode to. */
+export interface ValidCase {
+  name: string;
+  contentType?: string;
+  body: Buffer;
+  expected: Decoded;
+  options?: HarnessOptions;
+  /** Why busboy reads this body differently, when it does; such cases skip the comparison. */
+  busboyDiffers?: string;
+  /** Why werkzeug (Flask's parser) reads this body differently, when it does. */
+  werkzeugDiffers?: string;
+}
+
 /**
  * Decodes `chunks` with a fresh decoder, through the fuzzers' oracle: a non-protocol error or a
  * broken sink contract (see {@link decode}) is a test failure and is thrown.

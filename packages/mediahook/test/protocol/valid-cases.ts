@@ -14,24 +14,12 @@ import {
   successParts,
   textPart,
 } from './bodies.ts';
-import { type Decoded, expectedFile, type HarnessOptions } from './decode-harness.ts';
+import { type Decoded, expectedFile, type ValidCase } from './decode-harness.ts';
 import { CLIENT_CASES } from './valid-client-cases.ts';
 
 export const B = 'mediahook-test-boundary-7f3a';
 const JPEG = jpegBytes(1500, 11, B);
 const MP4 = mp4Bytes(1500, 12, B);
-
-export interface ValidCase {
-  name: string;
-  contentType?: string;
-  body: Buffer;
-  expected: Decoded;
-  options?: HarnessOptions;
-  /** Why busboy reads this body differently, when it does; such cases skip the comparison. */
-  busboyDiffers?: string;
-  /** Why werkzeug (Flask's parser) reads this body differently, when it does. */
-  werkzeugDiffers?: string;
-}
 
 const fields = { ...SAMPLE_FIELDS };
 

@@ -4,8 +4,7 @@
  * must take. Part of {@link VALID_CASES}.
  */
 import { jpegBytes, type RawPart, rawBody, SAMPLE_FIELDS, textPart } from './bodies.ts';
-import { type Decoded, expectedFile } from './decode-harness.ts';
-import type { ValidCase } from './valid-cases.ts';
+import { type Decoded, expectedFile, type ValidCase } from './decode-harness.ts';
 
 const fields = { ...SAMPLE_FIELDS };
 const JPEG = jpegBytes(1200, 31, 'okhttp');

@@ -64,7 +64,7 @@ export const serveCommand: Command = {
       allowedOrigins,
     });
     // A single embedded process restarting: whatever it held before is its own to take back.
-    if (setup.store.dialect === 'sqlite') await setup.store.recoverLeases();
+    if (!setup.store.sharedByProcesses) await setup.store.recoverLeases();
     await service.start();
     const server = createApiServer(service.handler);
     server.listen(port, host);

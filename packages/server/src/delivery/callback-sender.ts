@@ -10,7 +10,7 @@ import {
   userAgent,
 } from 'mediahook/protocol';
 import { isTlsErrorCode } from 'mediahook/cli';
-import { parseRetryAfter } from './retry-policy.ts';
+import { parseRetryAfter } from './retry-after.ts';
 import {
   checkWebhookUrl,
   createGuardedAgent,

@@ -9,8 +9,9 @@ import {
   FINAL_CALLBACK_STATES,
   isStoreError,
   type NextCallbackState,
+  type OutboxStore,
   type Settlement,
-  type Store,
+  type WorkStore,
 } from '../store/index.ts';
 import type { DirectoryBlobStore } from './blob-store.ts';
 import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
@@ -29,7 +30,8 @@ const MIN_BLOCKED_POLL_MS = 50;
 const MAX_RECORD_TRIES = 5;
 
 export interface DeliveryWorkerOptions {
-  store: Store;
+  /** The outbox it drains, and the wake-ups and due times it waits on. */
+  store: OutboxStore & WorkStore;
   blobs: DirectoryBlobStore;
   sender: CallbackSender;
   /** Unique per process; leases are held in its name. */

@@ -18,12 +18,12 @@ export {
 export { type CircuitPolicy, DEFAULT_CIRCUIT_POLICY } from '../store/index.ts';
 export { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.ts';
 export { outgoingCallbackOf } from './outgoing-callback.ts';
+export { parseRetryAfter } from './retry-after.ts';
 export {
   DEFAULT_RETRY_POLICY,
   DEFAULT_RETRY_SCHEDULE_MS,
   nextCallbackState,
   nextRetryDelay,
-  parseRetryAfter,
   type RetryPolicy,
 } from './retry-policy.ts';
 export * from './ssrf/index.ts';

@@ -1,8 +1,7 @@
 /**
- * Buffers for result files sent from memory, reused from one send to the next. A fresh 64 KiB
- * buffer per callback is memory outside the JavaScript heap that only a full garbage collection
- * gives back, and at a few hundred callbacks a second those collections came every second and
- * paused the event loop for up to 10 ms each, which is most of the delivery latency's tail.
+ * Buffers for result files sent from memory, reused from one send to the next: a fresh buffer
+ * per callback is off-heap memory that only full collections give back, and their pauses made
+ * most of the delivery latency's tail (docs/benchmarks.md, "Figures behind the code").
  *
  * A buffer goes back when its send has ended. The send may have ended before every byte left
  * the process: a receiver that answers before reading the whole body leaves the last bytes

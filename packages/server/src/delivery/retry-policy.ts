@@ -1,9 +1,10 @@
 /**
- * When to try a callback again (PRODUCT §2): after the first try, 5 s, 5 min, 30 min, 2 h,
- * 5 h, 10 h and 10 h, each ±20 % so that many callbacks failing together do not come back
- * together; a `Retry-After` from the receiver is honoured within bounds, as the earliest time
- * to come back (RFC 9110 §10.2.3): it can put an attempt off, never bring one forward, so a
- * receiver answering `Retry-After: 1` cannot use up the schedule's days of tries in seconds.
+ * When to try a callback again (see Delivery in docs/service.md): after the first try, 5 s,
+ * 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each ±20 % so that many callbacks failing together
+ * do not come back together; a `Retry-After` from the receiver is honoured within bounds, as
+ * the earliest time to come back (RFC 9110 §10.2.3): it can put an attempt off, never bring one
+ * forward, so a receiver answering `Retry-After: 1` cannot use up the schedule's days of tries
+ * in seconds.
  */
 
 import type { NextCallbackState } from '../store/index.ts';
@@ -86,27 +87,4 @@ export function nextCallbackState(
       return delay === null ? { state: 'dead' } : { state: 'retrying', next_attempt_at: now + delay };
     }
   }
-}
-
-/**
- * Milliseconds a `Retry-After` header asks for: delta-seconds or an HTTP date (RFC 9110
- * §10.2.3); null when absent or unreadable.
- *
- * @example
- * parseRetryAfter('120'); // 120000
- */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
-  if (value === undefined) return null;
-  const text = value.trim();
-  // Any number of digits: a delay beyond every bound is held at the longest, not ignored.
-  if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, Number.MAX_SAFE_INTEGER);
-  // Date.parse reads nearly anything (`1.5` and `-1` as days of 2001, hence "retry now"); every
-  // HTTP-date form (IMF-fixdate, RFC 850, asctime) starts with the day's name.
-  if (!/^[A-Za-z]{3,9},? /.test(text)) return null;
-  // asctime (`Sun Nov  6 08:49:37 1994`) carries no zone but means GMT; Date.parse would read
-  // it as local time.
-  const asctime = /^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/.test(text);
-  const date = Date.parse(asctime ? `${text} GMT` : text);
-  if (Number.isNaN(date)) return null;
-  return Math.max(0, date - now);
 }

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { answerOwedOn } from 'mediahook/web';
 import { StoreError } from '../store/index.ts';
 
 /** An API failure with its stable code, HTTP status and any headers the status requires. */
@@ -95,8 +96,7 @@ export function apiErrorResponse(error: unknown): {
 export function apiClientError(error: Error & { code?: string }, socket: Duplex): void {
   const idle = (socket as Partial<Socket>).bytesRead === 0;
   // A request already being answered on this connection keeps its answer: Node then closes it.
-  const owed = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
-  if (!socket.writable || owed || idle || error.code === 'ECONNRESET') {
+  if (!socket.writable || answerOwedOn(socket) || idle || error.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }

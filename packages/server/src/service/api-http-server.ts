@@ -5,6 +5,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
+import { allowHalfOpen } from 'mediahook/web';
 import { apiClientError, ApiError } from './api-error.ts';
 import { MAX_JSON_BYTES } from './request-validation.ts';
 
@@ -22,7 +23,7 @@ export function createApiServer(handler: RequestListener): Server {
   const server = createServer({ requireHostHeader: false }, handler);
   // A client that half-closes once its request is sent still gets the answer (the operation it
   // created included); Node's default would end the connection before it.
-  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  allowHalfOpen(server);
   server.on('clientError', apiClientError);
   // Node hands a request with an Expect other than 100-continue here instead of to the handler.
   server.on('checkExpectation', handler);

@@ -2,7 +2,7 @@
  * The JSON Schemas (2020-12) of the service's API, written once: requests are validated
  * against them and `GET /openapi.json` is generated from them.
  */
-import { FAMILIES } from 'mediahook/protocol';
+import { type CallbackEvent, FAMILIES, FAMILY_PARTS, type Family } from 'mediahook/protocol';
 import { CALLBACK_STATES, CIRCUIT_STATES, OPERATION_KINDS, OPERATION_STATES } from '../store/index.ts';
 
 export const CREATE_OPERATION_SCHEMA = {
@@ -14,8 +14,11 @@ export const CREATE_OPERATION_SCHEMA = {
     family: {
       type: 'string',
       enum: FAMILIES,
-      description:
-        'Callback family: A (`result_pv` / `message`) or B (`res_image` / `img_message`, images only).',
+      description: `Callback family: ${FAMILIES.map(
+        (family) =>
+          `${family} (\`${FAMILY_PARTS[family].result}\` / \`${FAMILY_PARTS[family].error}\`: ` +
+          `${FAMILY_PARTS[family].mediaTypes.join(', ')})`,
+      ).join(' or ')}.`,
     },
     webhook_url: {
       type: 'string',
@@ -234,7 +237,7 @@ export const ERROR_SCHEMA = {
   },
 } as const;
 
-/** Text parts common to all four callbacks. */
+/** Text parts common to every callback. */
 const CALLBACK_TEXT = {
   status: { type: 'string', description: 'Opaque status text (`success` / `error` by default).' },
   id_gen: { type: 'string', description: 'Identifier of the operation: deduplicate by it.' },
@@ -259,13 +262,25 @@ function filePart(description: string): { description: string } {
   return { description };
 }
 
-/** The four callbacks as multipart/form-data bodies (OpenAPI `webhooks`). */
-export const CALLBACK_SCHEMAS = {
-  CallbackASuccess: callbackSchema({ result_pv: filePart('The JPEG or MP4 result.') }, 'result_pv'),
-  CallbackAError: callbackSchema({ message: { type: 'string', description: 'What went wrong.' } }, 'message'),
-  CallbackBSuccess: callbackSchema({ res_image: filePart('The JPEG result.') }, 'res_image'),
-  CallbackBError: callbackSchema(
-    { img_message: { type: 'string', description: 'What went wrong.' } },
-    'img_message',
-  ),
-} as const;
+/** The component name of one callback's schema: `CallbackASuccess`, `CallbackBError`… */
+export function callbackSchemaName(family: Family, event: CallbackEvent): string {
+  return `Callback${family}${event === 'success' ? 'Success' : 'Error'}`;
+}
+
+/** Every family's two callbacks as multipart/form-data bodies (OpenAPI `webhooks`). */
+export const CALLBACK_SCHEMAS: Readonly<Record<string, ReturnType<typeof callbackSchema>>> =
+  Object.fromEntries(
+    FAMILIES.flatMap((family) => {
+      const { result, error, mediaTypes } = FAMILY_PARTS[family];
+      return [
+        [
+          callbackSchemaName(family, 'success'),
+          callbackSchema({ [result]: filePart(`The result: ${mediaTypes.join(' or ')}.`) }, result),
+        ],
+        [
+          callbackSchemaName(family, 'error'),
+          callbackSchema({ [error]: { type: 'string', description: 'What went wrong.' } }, error),
+        ],
+      ];
+    }),
+  );

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DirectoryBlobStore } from '../delivery/index.ts';
-import { uuidv7 } from 'mediahook/protocol';
+import { FAMILIES, uuidv7 } from 'mediahook/protocol';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
 import {
@@ -60,8 +60,9 @@ export function apiKeyHash(key: string): string {
 }
 
 /**
- * The service's HTTP API (PRODUCT §4) as a `node:http` handler: operations, redelivery, the
- * operator's view (operator-routes.ts), OpenAPI, health, metrics and the dashboard. With API keys in the store, `/v1` asks for
+ * The service's HTTP API (packages/server/docs/service.md, API) as a `node:http` handler:
+ * operations, redelivery, the operator's view (operator-routes.ts), OpenAPI, health, metrics and
+ * the dashboard. With API keys in the store, `/v1` asks for
  * `Authorization: Bearer <key>`. With `drain`, each request is tracked so a shutdown can wait for it.
  *
  * @example
@@ -120,7 +121,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     const operations = await store.listOperations({
       limit,
       state: oneOf('state', queryParam(url, 'state'), OPERATION_STATES),
-      family: oneOf('family', queryParam(url, 'family'), ['A', 'B'] as const),
+      family: oneOf('family', queryParam(url, 'family'), FAMILIES),
       callbackState: oneOf('callback_state', queryParam(url, 'callback_state'), CALLBACK_STATES),
       endpoint: textParam(url, 'endpoint'),
       before: textParam(url, 'before'),

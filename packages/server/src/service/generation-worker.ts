@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { DirectoryBlobStore } from '../delivery/index.ts';
 import { wakeableDelay } from '../delivery/wakeable-delay.ts';
-import type { OperationRecord, Store } from '../store/index.ts';
+import type { OperationOutcome, OperationRecord, OperationStore, WorkStore } from '../store/index.ts';
 import { type Generator, isGenerationError } from './generators/index.ts';
 
 /**
@@ -23,7 +23,8 @@ const WORK_DIR_PREFIX = `op-${HOST}-${process.pid}-${PROCESS_TOKEN}-`;
 const WORK_DIR_NAME = /^op-([A-Za-z0-9_]+)-(\d+)-([0-9a-f]{8})-/;
 
 export interface GenerationWorkerOptions {
-  store: Store;
+  /** The operations it claims and finishes, and the wake-ups and due times it waits on. */
+  store: OperationStore & WorkStore;
   blobs: DirectoryBlobStore;
   generator: Generator;
   /** Scratch space for generators; each operation gets its own folder, removed afterwards. */
@@ -166,7 +167,7 @@ export class GenerationWorker {
     renew.unref();
     let workDir: string | undefined;
     try {
-      let outcome: Parameters<Store['finishOperation']>[1];
+      let outcome: OperationOutcome;
       try {
         await mkdir(this.#options.workDir, { recursive: true, mode: 0o700 });
         workDir = await mkdtemp(join(this.#options.workDir, WORK_DIR_PREFIX));

@@ -1,8 +1,9 @@
-import { version } from 'mediahook/protocol';
+import { FAMILIES, FAMILY_PARTS, version } from 'mediahook/protocol';
 import { STATS_WINDOWS } from '../store/index.ts';
 import {
   ATTEMPT_SCHEMA,
   CALLBACK_SCHEMAS,
+  callbackSchemaName,
   CREATE_OPERATION_SCHEMA,
   ENDPOINT_HEALTH_LIST_SCHEMA,
   ENDPOINT_SCHEMA,
@@ -30,7 +31,7 @@ const UNAUTHORIZED = {
 
 /**
  * The request headers of every callback. The signature headers are there only when the service
- * has a secret (Standard Webhooks, PRODUCT §2).
+ * has a secret (Standard Webhooks; protocol.md, Signatures).
  */
 const CALLBACK_HEADERS = [
   {
@@ -65,12 +66,7 @@ const CALLBACK_HEADERS = [
   },
 ];
 
-function webhook(
-  name: keyof typeof CALLBACK_SCHEMAS,
-  summary: string,
-  filePart?: string,
-  mediaTypes?: string,
-) {
+function webhook(name: string, summary: string, filePart?: string, mediaTypes?: string) {
   return {
     post: {
       summary,
@@ -322,16 +318,20 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
     },
-    webhooks: {
-      callbackASuccess: webhook(
-        'CallbackASuccess',
-        'Family A, success',
-        'result_pv',
-        'image/jpeg, video/mp4',
-      ),
-      callbackAError: webhook('CallbackAError', 'Family A, error'),
-      callbackBSuccess: webhook('CallbackBSuccess', 'Family B, success', 'res_image', 'image/jpeg'),
-      callbackBError: webhook('CallbackBError', 'Family B, error'),
-    },
+    webhooks: Object.fromEntries(
+      FAMILIES.flatMap((family) => {
+        const { result, mediaTypes } = FAMILY_PARTS[family];
+        const success = callbackSchemaName(family, 'success');
+        const error = callbackSchemaName(family, 'error');
+        return [
+          [lowerFirst(success), webhook(success, `Family ${family}, success`, result, mediaTypes.join(', '))],
+          [lowerFirst(error), webhook(error, `Family ${family}, error`)],
+        ];
+      }),
+    ),
   };
+}
+
+function lowerFirst(name: string): string {
+  return name.charAt(0).toLowerCase() + name.slice(1);
 }

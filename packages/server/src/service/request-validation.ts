@@ -1,8 +1,11 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { type Family, familiesCarrying, familyMediaProblem } from 'mediahook/protocol';
 import { WEBHOOK_SCHEMES } from '../delivery/index.ts';
+import type { OperationKind } from '../store/index.ts';
 import { ApiError } from './api-error.ts';
 import { CREATE_OPERATION_SCHEMA, RECOVER_SCHEMA } from './api-schemas.ts';
+import { mediaTypeOf } from './generators/index.ts';
 
 // ajv-formats is CommonJS: its function is the module itself or its `default`, by loader.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
@@ -62,8 +65,8 @@ function webhookUrlProblem(text: string): string | undefined {
 
 /** The body of `POST /v1/operations`, once validated. */
 export interface CreateOperationRequest {
-  kind: 'image' | 'video';
-  family: 'A' | 'B';
+  kind: OperationKind;
+  family: Family;
   webhook_url: string;
   prompt: string;
   fail_with?: string;
@@ -72,7 +75,7 @@ export interface CreateOperationRequest {
 
 /**
  * Validates a create-operation body against its schema and the rules a schema cannot say
- * (a webhook URL the sender can dial, family B carries images only). Throws an {@link ApiError} 400 with a code.
+ * (a webhook URL the sender can dial, a family that carries the kind's media type). Throws an {@link ApiError} 400 with a code.
  */
 export function parseCreateOperation(body: unknown): CreateOperationRequest {
   if (!validateCreate(body)) {
@@ -96,8 +99,13 @@ export function parseCreateOperation(body: unknown): CreateOperationRequest {
   }
   const problem = webhookUrlProblem(request.webhook_url);
   if (problem) throw new ApiError(400, 'invalid_request', `webhook_url ${problem}`);
-  if (request.family === 'B' && request.kind === 'video') {
-    throw new ApiError(400, 'family_b_video', 'family B carries JPEG images only: a video needs family A');
+  const mediaType = mediaTypeOf(request.kind);
+  const mismatch = familyMediaProblem(request.family, mediaType);
+  if (mismatch !== undefined) {
+    // The code names the pair (`family_b_video`), so a client can tell the cases apart.
+    const code = `family_${request.family.toLowerCase()}_${request.kind}`;
+    const carriers = familiesCarrying(mediaType).join(' or ');
+    throw new ApiError(400, code, `${mismatch}: a ${request.kind} needs family ${carriers}`);
   }
   return request;
 }

@@ -83,11 +83,11 @@ export interface Service {
 export function createService(options: ServiceOptions): Service {
   const log = options.log ?? jsonLogger();
   const metrics = new ServiceMetrics();
-  // On SQLite the data directory is this process's own; small results are read at once. With
-  // PostgreSQL it is shared by every process, often over a network file system, where a
+  // A store no other process uses has its data directory to itself; small results are read at
+  // once. A shared one's is shared by every process, often over a network file system, where a
   // blocking read would hold the event loop for the network's time: every read goes to the pool.
   const blobs = new DirectoryBlobStore(join(options.dataDir, 'results'), {
-    ...(options.store.dialect === 'postgres' ? { blockingReadMaxBytes: 0 } : {}),
+    ...(options.store.sharedByProcesses ? { blockingReadMaxBytes: 0 } : {}),
   });
   const retry: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,

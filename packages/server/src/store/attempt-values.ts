@@ -2,9 +2,8 @@
  * Recording an attempt, as bound values: what moves the callback on and what the attempt's row
  * holds, and the conditional UPDATE that moves it, shared by both databases' statements.
  */
-import type { StoreDb } from './operation-queries.ts';
 import { HEADERS_CHARS, RESPONSE_HEAD_CHARS } from './records.ts';
-import type { CallbackState } from './schema.ts';
+import type { CallbackState, StoreDb } from './schema.ts';
 import type { AttemptInput, NextCallbackState } from './store.ts';
 import { StoreError } from './store-error.ts';
 

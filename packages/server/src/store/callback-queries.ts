@@ -3,24 +3,22 @@
  * change is one conditional UPDATE whose WHERE states the transition it expects, so a row that
  * moved meanwhile is left alone and the caller learns so.
  */
-import { runCompiled } from './compiled-query.ts';
-import type { Dialect, StoreDb } from './operation-queries.ts';
-import { moveOnQuery, moveOnValues, recordValues } from './attempt-values.ts';
-import { postgresRecordAttempt } from './postgres/postgres-record-attempt.ts';
+import { recordValues } from './attempt-values.ts';
+import type { StoreDialect } from './dialect.ts';
 import { toCallbackRecord } from './records.ts';
-import { type CallbackState, FINAL_CALLBACK_STATES } from './schema.ts';
+import { type CallbackState, FINAL_CALLBACK_STATES, type StoreDb } from './schema.ts';
 import type { AttemptInput, CallbackRecord, NextCallbackState, ReleasedLeases, WorkEvent } from './store.ts';
 import { StoreError } from './store-error.ts';
 
 /**
  * Appends one attempt and moves the callback on, provided `workerId` still holds it: a worker
- * whose lease lapsed and was taken over must not overwrite the newer worker's progress. On
- * PostgreSQL both writes are one statement (one round trip instead of two), which with
- * `closeCircuit` (PostgreSQL only: the receiver answered) also closes the receiver's circuit.
+ * whose lease lapsed and was taken over must not overwrite the newer worker's progress.
+ * `closeCircuit` (the receiver answered; only where `dialect.closesCircuitsInRecord`) also
+ * closes the receiver's circuit.
  */
 export async function recordAttemptRows(
   trx: StoreDb,
-  dialect: Dialect,
+  dialect: StoreDialect,
   idGen: string,
   workerId: string,
   attempt: AttemptInput,
@@ -30,15 +28,7 @@ export async function recordAttemptRows(
   closeCircuit = false,
 ): Promise<CallbackRecord> {
   const values = recordValues(idGen, workerId, attempt, next, now);
-  // Run for every attempt: built and compiled once, then only bound.
-  const [row] =
-    dialect === 'postgres'
-      ? await runCompiled(trx, 'record-attempt:postgres', (v) => postgresRecordAttempt(trx, v), {
-          ...values,
-          now,
-          closeCircuit: closeCircuit ? 1 : 0,
-        })
-      : await runCompiled(trx, 'record-attempt:update', (v) => moveOnQuery(trx, v), moveOnValues(values));
+  const row = await dialect.recordAttempt(trx, { ...values, now, closeCircuit });
   if (row === undefined) {
     const current = await trx
       .selectFrom('callbacks')
@@ -50,22 +40,6 @@ export async function recordAttemptRows(
       'lease_lost',
       `worker ${workerId} no longer holds callback ${idGen} (${current.state})`,
     );
-  }
-  if (dialect === 'sqlite') {
-    await runCompiled(trx, 'record-attempt:insert', (v) => trx.insertInto('attempts').values(v), {
-      id_gen: idGen,
-      seq: row.attempt_count,
-      round: row.round,
-      at: values.at,
-      duration_ms: values.durationMs,
-      status_code: values.statusCode,
-      error: values.error,
-      response_head: values.responseHead,
-      worker_id: workerId,
-      endpoint_key: row.endpoint_key,
-      request_headers: values.requestHeaders,
-      response_headers: values.responseHeaders,
-    });
   }
   if (next.state === 'retrying' && next.next_attempt_at <= now)
     events.push({ kind: 'callback', id_gen: idGen });

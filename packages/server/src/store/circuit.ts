@@ -4,27 +4,16 @@
  * at once cannot lose a failure between a read and a write.
  */
 import { type Expression, expressionBuilder, type OperandValueExpressionOrList, sql } from 'kysely';
-import type { Dialect, StoreDb } from './operation-queries.ts';
-import type { StoreSchema } from './schema.ts';
+import type { RowLocking } from './dialect.ts';
+import type { StoreDb, StoreSchema } from './schema.ts';
 import { selectEndpoint, upsertEndpoint } from './status-queries.ts';
-import type { EndpointUpdate } from './store.ts';
-
-export interface CircuitPolicy {
-  /** Consecutive failures of one receiver that open its circuit. */
-  failureThreshold: number;
-  /** How long the first opening lasts; each further one doubles it, up to `maxOpenMs`. */
-  openMs: number;
-  maxOpenMs: number;
-}
+import type { CircuitOutcome, CircuitPolicy, EndpointUpdate } from './store.ts';
 
 export const DEFAULT_CIRCUIT_POLICY: Readonly<CircuitPolicy> = Object.freeze({
   failureThreshold: 5,
   openMs: 30_000,
   maxOpenMs: 30 * 60_000,
 });
-
-/** What one attempt says about its receiver: it answered, or it failed (no answer, 5xx, …). */
-export type CircuitOutcome = 'answered' | 'failed';
 
 /**
  * The circuit after one more attempt. An answer closes it; a failure counts, and from the
@@ -162,7 +151,7 @@ export function firstDueAt(endpointKey: string | Expression<string>, now: number
  */
 export async function applyCircuitOutcomes(
   trx: StoreDb,
-  dialect: Dialect,
+  locks: RowLocking,
   outcomes: ReadonlyMap<string, readonly CircuitOutcome[]>,
   policy: CircuitPolicy,
   now: number,
@@ -173,7 +162,7 @@ export async function applyCircuitOutcomes(
       await closeCircuitsQuery(trx, [key], now).execute();
       continue;
     }
-    const current = await selectEndpoint(trx, key, dialect === 'postgres');
+    const current = await selectEndpoint(trx, key, locks);
     const next = list.reduce<EndpointUpdate>(
       (state, outcome) => nextCircuit(state, outcome, policy, now),
       current,

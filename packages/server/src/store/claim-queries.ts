@@ -1,92 +1,21 @@
 /**
  * Claiming due callbacks for delivery: the one query a delivery worker runs every round, so it
  * is built to cost the same whatever the size of the backlog, and compiled once. Each database
- * chooses its rows its own way (postgres/postgres-claim.ts, sqlite/sqlite-claim.ts); what the
- * claim means, and what follows it, is here.
+ * chooses its rows its own way (its `StoreDialect.claimCallbacks`); what the claim means, how
+ * far it looks, and the order it hands the callbacks out in, is here.
  */
-import type { QueryCreator } from 'kysely';
-import { halfOpenCircuits } from './circuit.ts';
-import { runCompiled } from './compiled-query.ts';
-import { type Dialect, type StoreDb, selectOperationRows } from './operation-queries.ts';
-import { postgresClaim, type PostgresClaimValues } from './postgres/postgres-claim.ts';
-import { type ClaimTables, WAITING_STATES, type WaitingState, WALK_ROOM, cutWalks } from './due-callbacks.ts';
-import { toCallbackRecord, toOperationRecord } from './records.ts';
-import { claimOnSqlite } from './sqlite/sqlite-claim.ts';
+import type { StoreDialect } from './dialect.ts';
+import type { StoreDb } from './schema.ts';
 import type { ClaimCallbacksOptions, ClaimedCallback } from './store.ts';
 
 /** Most callbacks one claim may take. */
 export const MAX_CLAIM = 1000;
 
 /** The largest fairness window: the most rows one claim ranks, and locks on PostgreSQL. */
-const MAX_SCAN = 2000;
-
-type PostgresRow = Awaited<ReturnType<typeof postgresClaimRows>>[number];
-
-/** One claim statement on PostgreSQL; its SQL depends on the cap and `byReceiver` only. */
-function postgresClaimRows(
-  trx: StoreDb,
-  values: PostgresClaimValues,
-  byReceiver: readonly WaitingState[] = [],
-) {
-  const capped = values.cap !== undefined;
-  const shape = `claim:postgres:${capped ? 'capped' : 'uncapped'}${byReceiver.map((s) => `:${s}`).join('')}`;
-  return runCompiled(trx, shape, (v) => postgresClaim(trx, capped, v, byReceiver), values);
-}
-
-function claimedOf(rows: PostgresRow[]): ClaimedCallback[] {
-  return rows.map(({ operation, ...callback }) => ({
-    callback: toCallbackRecord(callback),
-    operation: toOperationRecord(operation),
-  }));
-}
-
-/** What every claim statement on PostgreSQL binds; a capped one adds `cap` and `walk`. */
-interface PostgresClaimBase extends Record<string, string | number | undefined> {
-  now: number;
-  expires: number;
-  workerId: string;
-  scan: number;
-  depth: number;
-  limit: number;
-}
-
-/**
- * The claim on PostgreSQL: one statement, built and compiled once per shape. A capped claim
- * walks each waiting state in time order for a bounded number of rows, so that a receiver at
- * its cap with a long backlog ahead of the others' callbacks is not read through at every
- * claim. When such a claim comes out short and a walk was cut, the states whose walk was cut
- * are listed receiver by receiver in a second statement, for what the first left of the limit.
- */
-async function claimOnPostgres(
-  trx: StoreDb,
-  values: PostgresClaimBase,
-  cap: number | undefined,
-): Promise<ClaimedCallback[]> {
-  const walk = values.depth + WALK_ROOM;
-  const first = claimedOf(
-    await postgresClaimRows(trx, cap === undefined ? values : { ...values, cap, walk }),
-  );
-  if (cap === undefined || first.length >= values.limit) return first;
-  const [cut] = await runCompiled(
-    trx,
-    'claim:postgres:cut',
-    (v) => cutWalks(trx as unknown as QueryCreator<ClaimTables>, v.now, v.walk),
-    { now: values.now, walk },
-  );
-  const byReceiver = WAITING_STATES.filter((state) => Boolean(cut?.[state]));
-  if (byReceiver.length === 0) return first;
-  const limit = values.limit - first.length;
-  const scan = windowOf(limit);
-  const again = await postgresClaimRows(
-    trx,
-    { ...values, limit, scan, depth: scan + MAX_SCAN, cap },
-    byReceiver,
-  );
-  return [...first, ...claimedOf(again)];
-}
+export const MAX_SCAN = 2000;
 
 /** How far a claim of `limit` looks past the oldest due callbacks for fairness; see below. */
-function windowOf(limit: number): number {
+export function windowOf(limit: number): number {
   return limit === 1 ? 1 : Math.min(limit * 10, MAX_SCAN);
 }
 
@@ -105,7 +34,7 @@ function windowOf(limit: number): number {
  */
 export async function claimCallbackRows(
   trx: StoreDb,
-  dialect: Dialect,
+  dialect: StoreDialect,
   workerId: string,
   options: Required<Omit<ClaimCallbacksOptions, 'perEndpointLimit'>> & { perEndpointLimit?: number },
 ): Promise<ClaimedCallback[]> {
@@ -129,23 +58,15 @@ export async function claimCallbackRows(
   // only until the window is locked, so the room costs reads only when rows are locked.
   const depth = scan + MAX_SCAN;
 
-  const expires = now + leaseMs;
-  let claimed: ClaimedCallback[];
-  if (dialect === 'postgres') {
-    claimed = await claimOnPostgres(trx, { now, expires, workerId, scan, depth, limit }, perEndpointLimit);
-  } else {
-    const rows = await claimOnSqlite(trx, { now, expires, workerId, cap: perEndpointLimit, scan, limit });
-    if (rows.length === 0) return [];
-    // A receiver whose circuit let these through because its pause is over is being probed.
-    await halfOpenCircuits(trx, [...new Set(rows.map((r) => r.endpoint_key))], now);
-    const operations = await selectOperationRows(
-      trx,
-      dialect,
-      rows.map((r) => r.id_gen),
-    );
-    const byId = new Map(operations.map((o) => [o.id_gen, toOperationRecord(o)]));
-    claimed = rows.map((r) => ({ callback: toCallbackRecord(r), operation: byId.get(r.id_gen)! }));
-  }
+  const claimed = await dialect.claimCallbacks(trx, {
+    now,
+    expires: now + leaseMs,
+    workerId,
+    cap: perEndpointLimit,
+    scan,
+    depth,
+    limit,
+  });
   return claimed.sort(
     (a, b) =>
       (a.callback.next_attempt_at ?? 0) - (b.callback.next_attempt_at ?? 0) ||

@@ -4,7 +4,7 @@
  * claim, `nextDueAt`) that costs several times what the database spends running them.
  */
 import { type Compilable, CompiledQuery } from 'kysely';
-import type { StoreDb } from './operation-queries.ts';
+import type { StoreDb } from './schema.ts';
 
 interface Compiled {
   sql: string;

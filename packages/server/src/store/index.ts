@@ -3,7 +3,7 @@
  * receiver circuits, on SQLite (embedded) or PostgreSQL (several workers).
  */
 
-export { type CircuitOutcome, type CircuitPolicy, DEFAULT_CIRCUIT_POLICY, nextCircuit } from './circuit.ts';
+export { DEFAULT_CIRCUIT_POLICY, nextCircuit } from './circuit.ts';
 export { endpointKeyOf } from './endpoint-key.ts';
 export { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, MIGRATIONS, migrateToLatest } from './migrations.ts';
 export { openStore } from './open-store.ts';
@@ -33,9 +33,13 @@ export { SqlStore, type StoreOptions } from './sql-store.ts';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
 export type {
   ApiKeyRecord,
+  ApiKeyStore,
   AttemptInput,
   AttemptRecord,
   CallbackRecord,
+  CircuitOutcome,
+  CircuitPolicy,
+  CircuitStore,
   ClaimCallbacksOptions,
   ClaimedCallback,
   EndpointRecord,
@@ -48,6 +52,8 @@ export type {
   OperationRecord,
   OperationResource,
   OperationResult,
+  OperationStore,
+  OutboxStore,
   QueueDepth,
   ReleasedLeases,
   SettleOptions,
@@ -56,6 +62,7 @@ export type {
   Store,
   WorkEvent,
   WorkListener,
+  WorkStore,
   WorkSubscription,
 } from './store.ts';
 export { isStoreError, STORE_ERROR_CODES, StoreError, type StoreErrorCode } from './store-error.ts';

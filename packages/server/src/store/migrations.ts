@@ -1,9 +1,12 @@
 /**
  * The store's migrations, in order, written once for SQLite and PostgreSQL with Kysely's schema
  * builder. A migration never changes once released: a new column or index is a new entry.
- * The CHECK lists are spelled out here rather than taken from `schema.ts` for that reason.
+ * The CHECK lists are spelled out here rather than taken from `schema.ts` for that reason,
+ * except the families', which follow the protocol: a new family also needs a migration that
+ * widens `operations_family_check` in stores made before it.
  */
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { FAMILIES } from 'mediahook/protocol';
 
 /** Names of the tables where Kysely's migrator records what ran. */
 export const MIGRATION_TABLE = 'store_migrations';
@@ -34,7 +37,10 @@ const initial: Migration = {
       .addColumn('lease_expires_at', 'bigint')
       .addColumn('runs', 'integer', (c) => c.notNull().defaultTo(0))
       .addCheckConstraint('operations_kind_check', sql`kind in ('image', 'video')`)
-      .addCheckConstraint('operations_family_check', sql`family in ('A', 'B')`)
+      .addCheckConstraint(
+        'operations_family_check',
+        sql`family in (${sql.join(FAMILIES.map((family) => sql.lit(family)))})`,
+      )
       .addCheckConstraint(
         'operations_state_check',
         sql`state in ('queued', 'running', 'succeeded', 'failed')`,

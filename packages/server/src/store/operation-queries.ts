@@ -2,30 +2,18 @@
  * Queries on operations, shared by both databases. Each takes the connection or transaction to
  * run on; the caller decides the transaction, these decide the SQL (bound parameters only).
  */
-import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import { FAMILIES, type MediaType } from 'mediahook/protocol';
 import { firstDueAt } from './circuit.ts';
 import { runCompiled } from './compiled-query.ts';
+import type { RowLocking } from './dialect.ts';
 import { endpointKeyOf } from './endpoint-key.ts';
 import { type OperationRow, toOperationRecord } from './records.ts';
-import { OPERATION_KINDS, type OperationState, type StoreSchema } from './schema.ts';
+import { OPERATION_KINDS, type OperationState, type StoreDb } from './schema.ts';
 import type { FinishResult, NewOperation, OperationOutcome, OperationRecord, WorkEvent } from './store.ts';
 import { StoreError } from './store-error.ts';
 
-export type StoreDb = Kysely<StoreSchema>;
-export type Dialect = 'sqlite' | 'postgres';
-
-/** Largest `id_gen` accepted, in bytes (PRODUCT §2). */
+/** Largest `id_gen` accepted, in bytes (see the API section of docs/service.md). */
 export const MAX_ID_GEN_BYTES = 256;
-
-/**
- * Adds `FOR UPDATE SKIP LOCKED` on PostgreSQL: rows another worker is claiming are passed over
- * instead of waited for. SQLite has no row locks; its claims run in one write transaction.
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any select over any tables can be locked.
-export function skipLocked<QB extends SelectQueryBuilder<any, any, any>>(dialect: Dialect, query: QB): QB {
-  return dialect === 'postgres' ? (query.forUpdate().skipLocked() as QB) : query;
-}
 
 /**
  * Refuses text holding U+0000 on both databases alike: PostgreSQL's `text` cannot store it (and
@@ -86,35 +74,10 @@ export async function selectOperationRow(db: StoreDb, idGen: string): Promise<Op
   return db.selectFrom('operations').selectAll().where('id_gen', '=', idGen).executeTakeFirst();
 }
 
-/**
- * The operations of a list of ids, in no particular order. The ids are bound as one JSON array,
- * so the SQL is the same for any number of them and compiled once.
- */
-export async function selectOperationRows(
-  db: StoreDb,
-  dialect: Dialect,
-  ids: readonly string[],
-): Promise<OperationRow[]> {
-  return runCompiled(
-    db,
-    `operations-by-id:${dialect}`,
-    (v) =>
-      db
-        .selectFrom('operations')
-        .selectAll()
-        .where(
-          dialect === 'sqlite'
-            ? sql<boolean>`id_gen in (select value from json_each(${v.ids}))`
-            : sql<boolean>`id_gen in (select json_array_elements_text(${v.ids}::json))`,
-        ),
-    { ids: JSON.stringify(ids) },
-  );
-}
-
 /** The oldest queued operation, or one whose worker let its lease run out, now running. */
 export async function claimOperationRow(
   db: StoreDb,
-  dialect: Dialect,
+  locks: RowLocking,
   workerId: string,
   leaseMs: number,
   now: number,
@@ -125,8 +88,7 @@ export async function claimOperationRow(
   // SQLite with 50,000 queued. Each list locks its row on PostgreSQL, so a concurrent claim
   // passes over it; the one not taken is free again when the statement ends.
   const first = (state: 'queued' | 'running') =>
-    skipLocked(
-      dialect,
+    locks.skipLocked(
       db
         .selectFrom('operations')
         .select('id_gen')

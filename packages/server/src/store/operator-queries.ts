@@ -6,9 +6,8 @@
  */
 import { sql } from 'kysely';
 import { requeueQuery } from './callback-queries.ts';
-import type { StoreDb } from './operation-queries.ts';
 import { isoTime } from './records.ts';
-import { CALLBACK_STATES, type CallbackState, type CircuitState } from './schema.ts';
+import { CALLBACK_STATES, type CallbackState, type CircuitState, type StoreDb } from './schema.ts';
 import type { WorkEvent } from './store.ts';
 import {
   circuitStateAt,

@@ -1,6 +1,7 @@
 /**
  * From table rows to what the store hands out: records (times in milliseconds) and the
- * operation resource of PRODUCT §4 (times as RFC 3339 UTC text with milliseconds).
+ * operation resource of `GET /v1/operations/{id_gen}` (see the API section of docs/service.md;
+ * times as RFC 3339 UTC text with milliseconds).
  */
 import type { Selectable } from 'kysely';
 import type { AttemptsTable, CallbacksTable, EndpointsTable, OperationsTable } from './schema.ts';

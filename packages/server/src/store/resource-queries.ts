@@ -1,8 +1,9 @@
 /**
- * Reads that build the operation resource of PRODUCT §4: one query for operations with their
- * outbox rows, one for all their attempts, whatever the number of operations.
+ * Reads that build the operation resource (see the API section of docs/service.md): one query
+ * for operations with their outbox rows, one for all their attempts, whatever the number of
+ * operations.
  */
-import type { StoreDb } from './operation-queries.ts';
+import type { StoreDb } from './schema.ts';
 import { type ResourceAttemptRow, toOperationResource } from './records.ts';
 import type { ListOperationsOptions, OperationResource } from './store.ts';
 import { StoreError } from './store-error.ts';

@@ -3,6 +3,7 @@
  * PostgreSQL: text keys, integer counters, and every time as `bigint` Unix milliseconds (UTC),
  * which both databases compare exactly and neither reinterprets by time zone.
  */
+import type { Kysely } from 'kysely';
 import type { Family, MediaType } from 'mediahook/protocol';
 
 export type OperationKind = 'image' | 'video';
@@ -124,3 +125,6 @@ export interface StoreSchema {
   endpoints: EndpointsTable;
   api_keys: ApiKeysTable;
 }
+
+/** A connection (or a transaction) to the store's tables, on whichever database. */
+export type StoreDb = Kysely<StoreSchema>;

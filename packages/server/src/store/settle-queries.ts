@@ -3,19 +3,20 @@
  * what the attempts say about them.
  */
 import { recordAttemptRows } from './callback-queries.ts';
-import { applyCircuitOutcomes, type CircuitOutcome, type CircuitPolicy } from './circuit.ts';
-import type { Dialect, StoreDb } from './operation-queries.ts';
-import type { Settlement, SettleResult, WorkEvent } from './store.ts';
+import { applyCircuitOutcomes } from './circuit.ts';
+import type { StoreDialect } from './dialect.ts';
+import type { StoreDb } from './schema.ts';
+import type { CircuitOutcome, CircuitPolicy, Settlement, SettleResult, WorkEvent } from './store.ts';
 import { StoreError } from './store-error.ts';
 
 /**
  * Whether these settlements can close their receivers' circuits in the statements that record
- * them (PostgreSQL): when none failed, every circuit they touch only closes, one idempotent
+ * them (where the dialect can, PostgreSQL): when none failed, every circuit they touch only closes, one idempotent
  * UPDATE each, in whatever order. A failure is folded with the others of its receiver under a
  * lock, by `applyCircuitOutcomes`, and then all of them go that way.
  */
-export function closesInRecord(dialect: Dialect, settlements: readonly Settlement[]): boolean {
-  return dialect === 'postgres' && !settlements.some((s) => s.circuit === 'failed');
+export function closesInRecord(dialect: StoreDialect, settlements: readonly Settlement[]): boolean {
+  return dialect.closesCircuitsInRecord && !settlements.some((s) => s.circuit === 'failed');
 }
 
 /**
@@ -26,7 +27,7 @@ export function closesInRecord(dialect: Dialect, settlements: readonly Settlemen
  */
 export async function settleRows(
   db: StoreDb,
-  dialect: Dialect,
+  dialect: StoreDialect,
   workerId: string,
   settlements: readonly Settlement[],
   policy: CircuitPolicy,

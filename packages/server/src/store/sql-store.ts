@@ -1,24 +1,25 @@
 /**
- * The store over Kysely, the same for SQLite and PostgreSQL. A backend supplies the connection,
- * how wake-ups travel, and how migrations find their bookkeeping tables; everything else, the
- * SQL included, lives here and in the query modules once.
+ * The store over Kysely, the same for every database. A backend supplies its `StoreDialect`
+ * (the statements each database does its own way), and as a subclass the connection, how
+ * wake-ups travel, and how migrations find their bookkeeping tables; everything else, the SQL
+ * included, lives here and in the query modules once.
  */
 import type { Kysely } from 'kysely';
 import { recordAttemptRows, redeliverRow, releaseLeaseRows } from './callback-queries.ts';
 import { claimCallbackRows } from './claim-queries.ts';
 import { migrateToLatest } from './migrations.ts';
+import type { StoreDialect } from './dialect.ts';
 import {
   checkIdGen,
   checkText,
   claimOperationRow,
-  type Dialect,
   finishOperationRows,
   insertOperation,
   renewLeaseRow,
-  type StoreDb,
   selectOperationRow,
 } from './operation-queries.ts';
 import { toAttemptRecord, toCallbackRecord, toOperationRecord } from './records.ts';
+import type { StoreDb } from './schema.ts';
 import { selectOperationResource, selectOperationResources } from './resource-queries.ts';
 import { closesInRecord, settleRows } from './settle-queries.ts';
 import { recoverEndpointRows, selectAttemptStats, selectEndpointHealth } from './operator-queries.ts';
@@ -75,12 +76,17 @@ function checkDuration(name: string, ms: number): void {
 }
 
 export abstract class SqlStore implements Store {
-  abstract readonly dialect: Dialect;
+  readonly dialect: string;
+  readonly sharedByProcesses: boolean;
   protected readonly db: StoreDb;
   protected readonly clock: () => number;
+  readonly #sql: StoreDialect;
 
-  protected constructor(db: StoreDb, options: StoreOptions) {
+  protected constructor(db: StoreDb, dialect: StoreDialect, options: StoreOptions) {
     this.db = db;
+    this.#sql = dialect;
+    this.dialect = dialect.name;
+    this.sharedByProcesses = dialect.sharedByProcesses;
     this.clock = options.clock ?? Date.now;
   }
 
@@ -165,7 +171,7 @@ export abstract class SqlStore implements Store {
   claimOperation(workerId: string, leaseMs: number): Promise<OperationRecord | undefined> {
     checkWorker(workerId);
     checkDuration('leaseMs', leaseMs);
-    return this.write((trx) => claimOperationRow(trx, this.dialect, workerId, leaseMs, this.clock()));
+    return this.write((trx) => claimOperationRow(trx, this.#sql, workerId, leaseMs, this.clock()));
   }
 
   renewOperationLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean> {
@@ -175,6 +181,7 @@ export abstract class SqlStore implements Store {
 
   finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult> {
     checkIdGen(idGen);
+    if (this.#sql.finishOperation) return this.#sql.finishOperation(this.db, idGen, outcome, this.clock());
     return this.write((trx, events) => finishOperationRows(trx, idGen, outcome, this.clock(), events));
   }
 
@@ -206,10 +213,10 @@ export abstract class SqlStore implements Store {
     return this.#claim(workerId, { ...options, now });
   }
 
-  /** A claim on its own: on PostgreSQL one statement, with no transaction (and its round trips) around it. */
+  /** A claim on its own: where it is one statement, with no transaction (and its round trips) around it. */
   #claim(workerId: string, options: Parameters<typeof claimCallbackRows>[3]): Promise<ClaimedCallback[]> {
-    if (this.dialect === 'postgres') return claimCallbackRows(this.db, this.dialect, workerId, options);
-    return this.write((trx) => claimCallbackRows(trx, this.dialect, workerId, options));
+    if (this.#sql.claimsAlone) return claimCallbackRows(this.db, this.#sql, workerId, options);
+    return this.write((trx) => claimCallbackRows(trx, this.#sql, workerId, options));
   }
 
   recordAttempt(
@@ -220,7 +227,7 @@ export abstract class SqlStore implements Store {
   ): Promise<CallbackRecord> {
     checkWorker(workerId);
     return this.write((trx, events) =>
-      recordAttemptRows(trx, this.dialect, idGen, workerId, attempt, next, this.clock(), events),
+      recordAttemptRows(trx, this.#sql, idGen, workerId, attempt, next, this.clock(), events),
     );
   }
 
@@ -233,29 +240,21 @@ export abstract class SqlStore implements Store {
     if (options.claim) checkDuration('leaseMs', options.claim.leaseMs);
     const claim = options.claim;
     // An idle worker's round after a wake-up (the claim alone), or one attempt to record.
-    if (settlements.length <= 1 && closesInRecord(this.dialect, settlements)) {
+    if (settlements.length <= 1 && closesInRecord(this.#sql, settlements)) {
       return this.#settleOneAtOnce(workerId, settlements, options);
     }
     return this.write(async (trx, events) => {
       const now = this.clock();
-      const settled = await settleRows(
-        trx,
-        this.dialect,
-        workerId,
-        settlements,
-        options.circuit,
-        now,
-        events,
-      );
+      const settled = await settleRows(trx, this.#sql, workerId, settlements, options.circuit, now, events);
       const claimed = claim
-        ? await claimCallbackRows(trx, this.dialect, workerId, { ...claim, now: claim.now ?? now })
+        ? await claimCallbackRows(trx, this.#sql, workerId, { ...claim, now: claim.now ?? now })
         : [];
       return { settled, claimed };
     });
   }
 
   /**
-   * At most one attempt, whose record is one statement (PostgreSQL, no failure to fold), then
+   * At most one attempt, whose record is one statement (`closesInRecord`: no failure to fold), then
    * the claim, each atomic alone: two round trips, where a transaction around them would add
    * two more.
    */
@@ -266,7 +265,7 @@ export abstract class SqlStore implements Store {
   ): Promise<SettleResult> {
     const events: WorkEvent[] = [];
     const now = this.clock();
-    const settled = await settleRows(this.db, this.dialect, workerId, settlements, circuit, now, events);
+    const settled = await settleRows(this.db, this.#sql, workerId, settlements, circuit, now, events);
     // Written already: what it made due is announced after it, as a commit would.
     if (events.length > 0) await this.announceInTransaction(this.db, events);
     const claimed = claim ? await this.#claim(workerId, { ...claim, now: claim.now ?? now }) : [];
@@ -294,7 +293,7 @@ export abstract class SqlStore implements Store {
   }
 
   nextDueAt(kind?: 'operation' | 'callback'): Promise<number | null> {
-    return selectNextDueAt(this.db, this.dialect, kind);
+    return selectNextDueAt(this.db, kind);
   }
 
   async getEndpoint(key: string): Promise<EndpointRecord> {

@@ -3,20 +3,19 @@
  * the next thing becomes due (so an idle worker can sleep exactly that long).
  */
 import { runCompiled } from './compiled-query.ts';
-import type { Dialect, StoreDb } from './operation-queries.ts';
+import type { RowLocking } from './dialect.ts';
 import { toEndpointRecord } from './records.ts';
-import { CALLBACK_STATES, CIRCUIT_STATES, OPERATION_STATES } from './schema.ts';
+import { CALLBACK_STATES, CIRCUIT_STATES, OPERATION_STATES, type StoreDb } from './schema.ts';
 import type { EndpointRecord, EndpointUpdate, QueueDepth } from './store.ts';
 import { StoreError } from './store-error.ts';
 
 /**
- * A receiver's circuit; closed when the store has no row for it. `lock` (PostgreSQL) holds its
- * row until the caller's transaction ends, for a read that is then written.
+ * A receiver's circuit; closed when the store has no row for it. With `locks`, its row is held
+ * until the caller's transaction ends, for a read that is then written.
  */
-export async function selectEndpoint(db: StoreDb, key: string, lock = false): Promise<EndpointRecord> {
-  let query = db.selectFrom('endpoints').selectAll().where('key', '=', key);
-  if (lock) query = query.forUpdate();
-  const row = await query.executeTakeFirst();
+export async function selectEndpoint(db: StoreDb, key: string, locks?: RowLocking): Promise<EndpointRecord> {
+  const query = db.selectFrom('endpoints').selectAll().where('key', '=', key);
+  const row = await (locks ? locks.forUpdate(query) : query).executeTakeFirst();
   if (row === undefined) {
     return { key, circuit_state: 'closed', consecutive_failures: 0, open_until: null, updated_at: null };
   }
@@ -82,18 +81,14 @@ export async function selectQueueDepth(db: StoreDb): Promise<QueueDepth> {
  * state whose receiver lets it through, and the earliest reopening of a circuit that holds a
  * callback back. Only the parts of `kind` are read.
  */
-export async function selectNextDueAt(
-  db: StoreDb,
-  dialect: Dialect,
-  kind?: 'operation' | 'callback',
-): Promise<number | null> {
+export async function selectNextDueAt(db: StoreDb, kind?: 'operation' | 'callback'): Promise<number | null> {
   const callbacks = kind !== 'operation';
   const operations = kind !== 'callback';
   // A waiting worker asks this after nearly every claim; it binds no values, so it is built
-  // and compiled once for each dialect and kind.
+  // and compiled once for each kind (and each database: see runCompiled).
   const [row] = await runCompiled(
     db,
-    `next-due:${dialect}:${kind ?? 'any'}`,
+    `next-due:${kind ?? 'any'}`,
     () =>
       db.selectNoFrom((eb) => {
         // Due at its own time: its receiver's circuit is not open past that time.

@@ -3,7 +3,6 @@
  * Unix milliseconds in records and RFC 3339 UTC text in the operation resource.
  */
 import type { Family, MediaType } from 'mediahook/protocol';
-import type { CircuitOutcome, CircuitPolicy } from './circuit.ts';
 import type { OperatorViewStore } from './operator-view.ts';
 import type { CallbackState, CallbacksTable, CircuitState, OperationKind, OperationState } from './schema.ts';
 import type { StoreError } from './store-error.ts';
@@ -204,6 +203,18 @@ export interface EndpointRecord {
 
 export type EndpointUpdate = Pick<EndpointRecord, 'circuit_state' | 'consecutive_failures' | 'open_until'>;
 
+/** How attempts move a receiver's circuit (see `nextCircuit`). */
+export interface CircuitPolicy {
+  /** Consecutive failures of one receiver that open its circuit. */
+  failureThreshold: number;
+  /** How long the first opening lasts; each further one doubles it, up to `maxOpenMs`. */
+  openMs: number;
+  maxOpenMs: number;
+}
+
+/** What one attempt says about its receiver: it answered, or it failed (no answer, 5xx, …). */
+export type CircuitOutcome = 'answered' | 'failed';
+
 /** Why a worker should look for work: something became due. */
 export interface WorkEvent {
   kind: 'operation' | 'callback';
@@ -237,23 +248,10 @@ export interface QueueDepth {
   callbacks: Record<CallbackState, number>;
 }
 
-/**
- * The durable store: operations, their callbacks (the outbox), attempts and receiver circuits.
- * Implemented by `SqliteStore` (embedded, one process) and `PostgresStore` (many workers).
- *
- * @example
- * const store = await openStore('postgres://app@db/mediahook');
- * await store.migrate();
- * await store.createOperation({ id_gen: uuidv7(), kind: 'image', family: 'A', webhook_url, prompt });
- */
-export interface Store extends OperatorViewStore {
-  readonly dialect: 'sqlite' | 'postgres';
-  /** Creates or upgrades the tables; safe to run on every start and from several processes. */
-  migrate(): Promise<void>;
-  close(): Promise<void>;
-
+/** Operations: created through the API, claimed and finished by generation workers. */
+export interface OperationStore {
   createOperation(operation: NewOperation): Promise<OperationRecord>;
-  /** The resource of PRODUCT §4; undefined for an unknown id. */
+  /** The resource of `GET /v1/operations/{id_gen}` (docs/service.md); undefined for an unknown id. */
   getOperation(idGen: string): Promise<OperationResource | undefined>;
   getOperationRecord(idGen: string): Promise<OperationRecord | undefined>;
   /** Newest first. */
@@ -264,7 +262,10 @@ export interface Store extends OperatorViewStore {
   renewOperationLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean>;
   /** Finishes the operation and enqueues its callback in one transaction; idempotent. */
   finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult>;
+}
 
+/** The outbox: each finished operation's callback, its delivery attempts and leases. */
+export interface OutboxStore {
   getCallback(idGen: string): Promise<CallbackRecord | undefined>;
   listAttempts(idGen: string): Promise<AttemptRecord[]>;
   /** Due callbacks, now `delivering` under a lease of `workerId`; never the same one twice. */
@@ -288,31 +289,67 @@ export interface Store extends OperatorViewStore {
     settlements: readonly Settlement[],
     options: SettleOptions,
   ): Promise<SettleResult>;
-  /** Gives back what `workerId` holds, due now (graceful shutdown). */
-  releaseLeases(workerId: string): Promise<ReleasedLeases>;
   /** Extends the lease of a callback being delivered; false when the worker no longer holds it. */
   renewCallbackLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean>;
-  /** Gives back every lease, due now (a single-process service restarting). */
-  recoverLeases(): Promise<ReleasedLeases>;
   /** A finished callback back to `pending`, due now, history kept. */
   redeliver(idGen: string): Promise<CallbackRecord>;
-  /**
-   * The earliest time work of `kind` (both by default) becomes due or a lease runs out, counting
-   * open circuits; null when nothing will. An idle worker sleeps until then or a wake-up.
-   */
-  nextDueAt(kind?: 'operation' | 'callback'): Promise<number | null>;
+}
 
+/** Receiver circuits, one per `host:port`. */
+export interface CircuitStore {
   getEndpoint(key: string): Promise<EndpointRecord>;
   updateEndpoint(key: string, update: EndpointUpdate): Promise<EndpointRecord>;
+}
 
+/** The service's API keys, kept as hashes. */
+export interface ApiKeyStore {
   /** Records an API key by its SHA-256 hash (the key itself is never stored). */
   addApiKey(key: ApiKeyRecord): Promise<void>;
   /** The key with this hash, or undefined. */
   findApiKey(hash: string): Promise<ApiKeyRecord | undefined>;
   /** How many keys exist: with none, the service binds to loopback only. */
   countApiKeys(): Promise<number>;
+}
 
+/** The queue as a whole, for workers: wake-ups, when work is next due, leases given back. */
+export interface WorkStore {
   /** Calls `listener` when operations or callbacks become due, from any process. */
   onWork(listener: WorkListener): WorkSubscription;
+  /**
+   * The earliest time work of `kind` (both by default) becomes due or a lease runs out, counting
+   * open circuits; null when nothing will. An idle worker sleeps until then or a wake-up.
+   */
+  nextDueAt(kind?: 'operation' | 'callback'): Promise<number | null>;
+  /** Gives back what `workerId` holds, due now (graceful shutdown). */
+  releaseLeases(workerId: string): Promise<ReleasedLeases>;
+  /** Gives back every lease, due now: for a store no other process uses (`sharedByProcesses`). */
+  recoverLeases(): Promise<ReleasedLeases>;
+  /** Operations and callbacks per state, for metrics. */
   queueDepth(): Promise<QueueDepth>;
+}
+
+/**
+ * The durable store: operations, their callbacks (the outbox), attempts, receiver circuits, API
+ * keys and the operator's view of them, each concern an interface of its own for code that
+ * needs only that one.
+ * Implemented by `SqliteStore` (embedded, one process) and `PostgresStore` (many workers).
+ *
+ * @example
+ * const store = openStore('postgres://app@db/mediahook');
+ * await store.migrate();
+ * await store.createOperation({ id_gen: uuidv7(), kind: 'image', family: 'A', webhook_url, prompt });
+ */
+export interface Store
+  extends OperationStore, OutboxStore, CircuitStore, ApiKeyStore, WorkStore, OperatorViewStore {
+  /** The database's name, for logs (`sqlite`, `postgres`): code asks the capabilities below. */
+  readonly dialect: string;
+  /**
+   * Whether several processes may use the store, and the data directory beside it, at once
+   * (PostgreSQL). One that is not may take back every lease on start (`recoverLeases`), and
+   * its data directory is local to this process.
+   */
+  readonly sharedByProcesses: boolean;
+  /** Creates or upgrades the tables; safe to run on every start and from several processes. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StoreDb } from '../../src/store/operation-queries.ts';
+import type { StoreDb } from '../../src/store/schema.ts';
 import { GroupCommit } from '../../src/store/sqlite/group-commit.ts';
 import { ImmediateSqliteDialect } from '../../src/store/sqlite/immediate-sqlite-dialect.ts';
 

@@ -17,6 +17,11 @@ import {
 } from './helpers.ts';
 
 export function operationCases(t: SuiteContext): void {
+  it('names its database and says whether other processes share it (PostgreSQL only)', () => {
+    expect(t.store.dialect).toBe(t.kind.name);
+    expect(t.store.sharedByProcesses).toBe(t.kind.name === 'postgres');
+  });
+
   it('keeps API keys by hash only, and counts them', async () => {
     const { store } = t;
     expect(await store.countApiKeys()).toBe(0);
@@ -87,7 +92,7 @@ export function operationCases(t: SuiteContext): void {
     );
   });
 
-  it('shows the operation resource exactly as PRODUCT §4 does', async () => {
+  it('shows the operation resource exactly as docs/service.md does', async () => {
     const { store } = t;
     const [id] = await finishedOperations(store, 1, 'http://127.0.0.1:9000/hook');
     const [claimed] = await store.claimCallbacks('w1', { limit: 1, leaseMs: LEASE });

@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { freshSchema, POSTGRES_URL, probePostgres } from '../../../../soak/lib/processes.ts';
 import { claimCallbackRows } from '../../src/store/claim-queries.ts';
 import { PostgresStore } from '../../src/store/index.ts';
-import type { StoreDb } from '../../src/store/operation-queries.ts';
+import { postgresDialect } from '../../src/store/postgres/postgres-dialect.ts';
+import type { StoreDb } from '../../src/store/schema.ts';
 import { finishedOperations } from './helpers.ts';
 
 const problem = await probePostgres();
@@ -35,7 +36,7 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')('PostgreSQL 
 
       // Inside a transaction of its own, the claim's setting is visible after it…
       const inside = await db.transaction().execute(async (trx) => {
-        const claimed = await claimCallbackRows(trx, 'postgres', 'w1', {
+        const claimed = await claimCallbackRows(trx, postgresDialect(store.channel), 'w1', {
           now: Date.now(),
           leaseMs: 60_000,
           limit: 1,

@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { beforeFirstRead } from './node-internals.ts';
 
 /**
  * Which requests' `100 Continue` waits for the receiver: a callback path, several, or a test
@@ -81,14 +82,10 @@ export function deferContinue(server: EventEmitter, route: ContinueRoute): void 
  */
 function defer(req: IncomingMessage, res: ServerResponse): void {
   deferred.set(req, res);
-  const stream = req as unknown as { _read(size: number): void };
-  const read = stream._read;
-  stream._read = function firstRead(this: IncomingMessage, size: number) {
-    stream._read = read;
+  beforeFirstRead(req, () => {
     // Sent now, and no longer the receiver's to send: one 100 Continue per request.
     if (deferred.delete(req)) sendContinue(res);
-    read.call(this, size);
-  };
+  });
 }
 
 /** Sends `100 Continue` on `res` unless its answer already started. */

@@ -1,15 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-
-interface HalfOpenServer {
-  httpAllowHalfOpen?: boolean;
-}
+import { allowHalfOpen, serverOf } from './node-internals.ts';
 
 /**
  * Lets a `node:http` server answer a sender that half-closes its connection once its request
  * is sent (as `nc -N` and some HTTP clients do). Node's default aborts the request in flight at
  * the sender's FIN and ends the connection, so a callback stored meanwhile would get no 200 and
- * be sent again. With `httpAllowHalfOpen` (a `node:http` server property since Node 0.x) the
- * answer goes out and the connection closes after it; a body cut short by the FIN still fails
+ * be sent again. Allowed, the answer goes out and the connection closes after it; a body cut short by the FIN still fails
  * as `aborted`. The Node adapters do this themselves when the first callback arrives; call it
  * for a server whose requests reach the receiver through `webHandler`.
  *
@@ -18,12 +14,11 @@ interface HalfOpenServer {
  * allowHalfOpenAnswers(server);
  */
 export function allowHalfOpenAnswers(server: object): void {
-  const flagged = server as HalfOpenServer;
-  if (flagged.httpAllowHalfOpen === false) flagged.httpAllowHalfOpen = true;
+  allowHalfOpen(server);
 }
 
 /** {@link allowHalfOpenAnswers} for the server `req` came through. */
 export function answerAfterHalfClose(req: IncomingMessage): void {
-  const server = (req.socket as { server?: object } | null)?.server;
+  const server = serverOf(req);
   if (server) allowHalfOpenAnswers(server);
 }

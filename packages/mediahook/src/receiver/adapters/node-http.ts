@@ -17,6 +17,7 @@ import { clientErrorOf, type HttpClientError } from './client-error.ts';
 import { claimContinue, continuingOnRead, sendContinue } from './expect-continue.ts';
 import { answerAfterHalfClose } from './half-close.ts';
 import { hostGuardOf, type HostGuardOptions } from './host-guard.ts';
+import { answerOwedOn } from './node-internals.ts';
 
 /** The body guards of a Node request (`BodyGuardOptions`) and the opt-in Host check (`HostGuardOptions`). */
 export interface NodeHandlerOptions extends BodyGuardOptions, HostGuardOptions {}
@@ -319,7 +320,7 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
       return;
     }
     // Another route's answer still owed on this connection is not ours to write over.
-    const owed = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
+    const owed = answerOwedOn(socket);
     // A connection that never sent a byte (a browser's preconnect, a health probe's TCP check)
     // made no request: it is closed when its time is up, with no answer and no record.
     const silent = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as Partial<Socket>).bytesRead === 0;

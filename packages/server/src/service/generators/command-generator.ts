@@ -35,8 +35,8 @@ const OUTPUT_WATCH_MS = 200;
 /** The JSON document a command receives on stdin, one per run. */
 export interface CommandInput {
   id_gen: string;
-  kind: 'image' | 'video';
-  family: 'A' | 'B';
+  kind: GenerationRequest['kind'];
+  family: GenerationRequest['family'];
   prompt: string;
   /** Absolute path where the program must write its result: `….jpg` for an image, `….mp4` for a video. */
   output_path: string;

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { extensionOf, type MediaType } from 'mediahook/protocol';
+import { extensionOf, type Family, type MediaType } from 'mediahook/protocol';
 import { GenerationError } from './generation-error.ts';
 
 /** One operation as a generator sees it. */
@@ -7,8 +7,8 @@ export interface GenerationRequest {
   /** The operation's id; also names the result file. */
   id_gen: string;
   kind: 'image' | 'video';
-  /** The callback family; a generator may ignore it (family B is images only). */
-  family: 'A' | 'B';
+  /** The callback family; a generator may ignore it (the service checks it carries the kind). */
+  family: Family;
   prompt: string;
   /** When a non-empty text, the generation fails with exactly this text (to exercise error callbacks). */
   fail_with?: string | null;

@@ -7,19 +7,26 @@
  */
 import { expressionBuilder, type QueryCreator, sql } from 'kysely';
 import { halfOpenCircuitsQuery } from '../circuit.ts';
+import { MAX_SCAN, windowOf } from '../claim-queries.ts';
+import { runCompiled } from '../compiled-query.ts';
+import type { ClaimValues } from '../dialect.ts';
 import {
   type AdmitReceiver,
   type ClaimTables,
+  cutWalks,
   type DueRowList,
   type DueState,
   dueList,
   dueWindow,
   isDue,
   receiverDueList,
+  WAITING_STATES,
   type WaitingState,
+  WALK_ROOM,
 } from '../due-callbacks.ts';
-import type { StoreDb } from '../operation-queries.ts';
-import type { OperationRow } from '../records.ts';
+import { type OperationRow, toCallbackRecord, toOperationRecord } from '../records.ts';
+import type { StoreDb } from '../schema.ts';
+import type { ClaimedCallback } from '../store.ts';
 
 /** What one claim binds; the rest of its SQL follows from whether it is capped. */
 export interface PostgresClaimValues extends Record<string, string | number | undefined> {
@@ -43,7 +50,7 @@ export interface PostgresClaimValues extends Record<string, string | number | un
  * `operation`, its operation's row as JSON. A capped claim walks each waiting state in time
  * order for `walk` rows at most (a receiver at its cap may have many more ahead of the others'
  * callbacks); `byReceiver` names the states to list receiver by receiver instead, for a claim
- * made again after one that came out short from a walk that was cut (see claim-queries.ts).
+ * made again after one that came out short from a walk that was cut (see `claimOnPostgres`).
  */
 export function postgresClaim(
   trx: StoreDb,
@@ -180,4 +187,56 @@ export function postgresClaim(
       // times are JSON numbers, read as the same numbers as the bigint columns.
       .select(sql<OperationRow>`to_json(o)`.as('operation'))
   );
+}
+
+type PostgresRow = Awaited<ReturnType<typeof postgresClaimRows>>[number];
+
+/** One claim statement on PostgreSQL; its SQL depends on the cap and `byReceiver` only. */
+function postgresClaimRows(
+  trx: StoreDb,
+  values: PostgresClaimValues,
+  byReceiver: readonly WaitingState[] = [],
+) {
+  const capped = values.cap !== undefined;
+  const shape = `claim:postgres:${capped ? 'capped' : 'uncapped'}${byReceiver.map((s) => `:${s}`).join('')}`;
+  return runCompiled(trx, shape, (v) => postgresClaim(trx, capped, v, byReceiver), values);
+}
+
+function claimedOf(rows: PostgresRow[]): ClaimedCallback[] {
+  return rows.map(({ operation, ...callback }) => ({
+    callback: toCallbackRecord(callback),
+    operation: toOperationRecord(operation),
+  }));
+}
+
+/**
+ * The claim on PostgreSQL: one statement, built and compiled once per shape. A capped claim
+ * walks each waiting state in time order for a bounded number of rows, so that a receiver at
+ * its cap with a long backlog ahead of the others' callbacks is not read through at every
+ * claim. When such a claim comes out short and a walk was cut, the states whose walk was cut
+ * are listed receiver by receiver in a second statement, for what the first left of the limit.
+ */
+export async function claimOnPostgres(trx: StoreDb, claim: ClaimValues): Promise<ClaimedCallback[]> {
+  const { cap, ...values } = claim;
+  const walk = values.depth + WALK_ROOM;
+  const first = claimedOf(
+    await postgresClaimRows(trx, cap === undefined ? values : { ...values, cap, walk }),
+  );
+  if (cap === undefined || first.length >= values.limit) return first;
+  const [cut] = await runCompiled(
+    trx,
+    'claim:postgres:cut',
+    (v) => cutWalks(trx as unknown as QueryCreator<ClaimTables>, v.now, v.walk),
+    { now: values.now, walk },
+  );
+  const byReceiver = WAITING_STATES.filter((state) => Boolean(cut?.[state]));
+  if (byReceiver.length === 0) return first;
+  const limit = values.limit - first.length;
+  const scan = windowOf(limit);
+  const again = await postgresClaimRows(
+    trx,
+    { ...values, limit, scan, depth: scan + MAX_SCAN, cap },
+    byReceiver,
+  );
+  return [...first, ...claimedOf(again)];
 }

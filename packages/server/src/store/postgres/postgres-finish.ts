@@ -8,8 +8,9 @@
 import { sql } from 'kysely';
 import { firstDueAt } from '../circuit.ts';
 import { runCompiled } from '../compiled-query.ts';
-import { finishChangedNothing, finishedColumns, outcomeValues, type StoreDb } from '../operation-queries.ts';
+import { finishChangedNothing, finishedColumns, outcomeValues } from '../operation-queries.ts';
 import { toOperationRecord } from '../records.ts';
+import type { StoreDb } from '../schema.ts';
 import type { FinishResult, OperationOutcome } from '../store.ts';
 import { encodeWorkEvent } from './notification-listener.ts';
 

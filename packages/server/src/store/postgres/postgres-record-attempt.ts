@@ -6,17 +6,17 @@
 import { sql } from 'kysely';
 import { moveOnQuery, type RecordValues } from '../attempt-values.ts';
 import { closeCircuitsQuery, unparkCallbacksQuery } from '../circuit.ts';
-import type { StoreDb } from '../operation-queries.ts';
+import { runCompiled } from '../compiled-query.ts';
+import type { AttemptValues } from '../dialect.ts';
+import type { CallbackRow } from '../records.ts';
+import type { StoreDb } from '../schema.ts';
 
 /**
  * The moved callback's row, or none when the lease was lost (and nothing is written). With
  * `v.closeCircuit` 1, the receiver answered: its circuit is closed by the UPDATE
  * `applyCircuitOutcomes` runs, which writes nothing when it is closed already.
  */
-export function postgresRecordAttempt(
-  outer: StoreDb,
-  v: RecordValues & { now: number; closeCircuit: number },
-) {
+function postgresRecordAttempt(outer: StoreDb, v: RecordValues & { now: number; closeCircuit: number }) {
   return (
     outer
       .with('moved', () => moveOnQuery(outer, v))
@@ -73,4 +73,16 @@ export function postgresRecordAttempt(
       .selectFrom('moved')
       .selectAll('moved')
   );
+}
+
+/** The attempt recorded in one statement, built and compiled once, then only bound. */
+export async function recordAttemptOnPostgres(
+  db: StoreDb,
+  v: AttemptValues,
+): Promise<CallbackRow | undefined> {
+  const [row] = await runCompiled(db, 'record-attempt:postgres', (b) => postgresRecordAttempt(db, b), {
+    ...v,
+    closeCircuit: v.closeCircuit ? 1 : 0,
+  });
+  return row;
 }

@@ -6,16 +6,15 @@ import {
   type PostgresPoolClient,
   sql,
 } from 'kysely';
-import { statementNameOf } from '../compiled-query.ts';
 import pg from 'pg';
-import { checkIdGen, type StoreDb } from '../operation-queries.ts';
-import type { StoreSchema } from '../schema.ts';
+import { statementNameOf } from '../compiled-query.ts';
+import type { StoreDb, StoreSchema } from '../schema.ts';
 import { SqlStore, type StoreOptions } from '../sql-store.ts';
-import type { FinishResult, OperationOutcome, WorkEvent, WorkListener, WorkSubscription } from '../store.ts';
+import type { WorkEvent, WorkListener, WorkSubscription } from '../store.ts';
 import { StoreError } from '../store-error.ts';
 import { WorkSignal, warnListenerError } from '../work-signal.ts';
 import { encodeWorkEvent, NotificationListener } from './notification-listener.ts';
-import { finishOperationOnPostgres } from './postgres-finish.ts';
+import { postgresDialect } from './postgres-dialect.ts';
 
 export interface PostgresStoreOptions extends StoreOptions {
   /** `postgres://user@host:5432/db`. */
@@ -82,7 +81,6 @@ function preparingPool(pool: pg.Pool): PostgresPool {
  * const stop = store.onWork(() => worker.poke());
  */
 export class PostgresStore extends SqlStore {
-  readonly dialect = 'postgres' as const;
   readonly schema: string;
   /** The NOTIFY channel; one per schema, since channels are shared by the whole database. */
   readonly channel: string;
@@ -115,9 +113,11 @@ export class PostgresStore extends SqlStore {
     // queries (a server restart) would crash the process with an unhandled 'error'. Its next
     // query fails instead, and the pool drops it on release.
     pool.on('connect', (client) => client.on('error', onError));
-    super(new Kysely<StoreSchema>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) }), options);
+    const channel = `mediahook_work_${schema}`;
+    const db = new Kysely<StoreSchema>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+    super(db, postgresDialect(channel), options);
     this.schema = schema;
-    this.channel = `mediahook_work_${schema}`;
+    this.channel = channel;
     this.#clientConfig = clientConfig;
     this.#onError = onError;
     this.#signal = new WorkSignal(onError);
@@ -140,11 +140,6 @@ export class PostgresStore extends SqlStore {
 
   protected override migrationSchema(): string {
     return this.schema;
-  }
-
-  override finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult> {
-    checkIdGen(idGen);
-    return finishOperationOnPostgres(this.db, idGen, outcome, this.clock(), this.channel);
   }
 
   protected override async announceInTransaction(trx: StoreDb, events: readonly WorkEvent[]): Promise<void> {

@@ -6,7 +6,7 @@
  * starts at once, alone, as before.
  */
 import { CompiledQuery } from 'kysely';
-import type { StoreDb } from '../operation-queries.ts';
+import type { StoreDb } from '../schema.ts';
 import type { WorkEvent } from '../store.ts';
 
 /** What a write does inside its transaction; the events are wake-ups to send after the commit. */

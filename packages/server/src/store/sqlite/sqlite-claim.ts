@@ -18,20 +18,14 @@ import {
   WALK_ROOM,
   cutWalks,
 } from '../due-callbacks.ts';
-import type { StoreDb } from '../operation-queries.ts';
-import type { CallbackRow } from '../records.ts';
+import { halfOpenCircuits } from '../circuit.ts';
+import type { ClaimValues } from '../dialect.ts';
+import { type CallbackRow, type OperationRow, toCallbackRecord, toOperationRecord } from '../records.ts';
+import type { StoreDb } from '../schema.ts';
+import type { ClaimedCallback } from '../store.ts';
 
-export interface SqliteClaim {
-  now: number;
-  /** When the leases taken run out. */
-  expires: number;
-  workerId: string;
-  /** Callbacks of one receiver in flight at most, or undefined for no cap. */
-  cap: number | undefined;
-  /** How many of the oldest due callbacks the fair choice looks at. */
-  scan: number;
-  limit: number;
-}
+/** What the claim on SQLite uses of a claim: no other claim runs beside it, so it reads no deeper. */
+type SqliteClaim = Omit<ClaimValues, 'depth'>;
 
 interface WindowRow {
   id_gen: string;
@@ -138,7 +132,7 @@ async function windowBesideFullReceivers(
 }
 
 /** Due callbacks, now `delivering` under the claim's lease; see `claimCallbackRows`. */
-export async function claimOnSqlite(trx: StoreDb, claim: SqliteClaim): Promise<CallbackRow[]> {
+async function takeDueRows(trx: StoreDb, claim: SqliteClaim): Promise<CallbackRow[]> {
   const inFlight =
     claim.cap === undefined ? new Map<string, number>() : await inFlightByReceiver(trx, claim.now);
   // A receiver already at its cap would only fill the window with rows nobody may take.
@@ -175,4 +169,32 @@ export async function claimOnSqlite(trx: StoreDb, claim: SqliteClaim): Promise<C
         .returningAll(),
     { workerId: claim.workerId, expires: claim.expires, ids: JSON.stringify(chosen) },
   );
+}
+
+/** The operations of a list of ids, in no particular order, the ids bound as one JSON array. */
+function selectOperationRows(db: StoreDb, ids: readonly string[]): Promise<OperationRow[]> {
+  return runCompiled(
+    db,
+    'operations-by-id',
+    (v) =>
+      db
+        .selectFrom('operations')
+        .selectAll()
+        .where('id_gen', 'in', (eb) => eb.selectFrom(jsonTable(v.ids)).select('j.value')),
+    { ids: JSON.stringify(ids) },
+  );
+}
+
+/** The claim on SQLite, in the caller's write transaction: the rows, their circuits, their operations. */
+export async function claimOnSqlite(trx: StoreDb, claim: ClaimValues): Promise<ClaimedCallback[]> {
+  const rows = await takeDueRows(trx, claim);
+  if (rows.length === 0) return [];
+  // A receiver whose circuit let these through because its pause is over is being probed.
+  await halfOpenCircuits(trx, [...new Set(rows.map((r) => r.endpoint_key))], claim.now);
+  const operations = await selectOperationRows(
+    trx,
+    rows.map((r) => r.id_gen),
+  );
+  const byId = new Map(operations.map((o) => [o.id_gen, toOperationRecord(o)]));
+  return rows.map((r) => ({ callback: toCallbackRecord(r), operation: byId.get(r.id_gen)! }));
 }

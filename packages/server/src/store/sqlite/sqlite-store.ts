@@ -2,17 +2,17 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely } from 'kysely';
-import { useWalMode } from './wal-mode.ts';
-import type { StoreDb } from '../operation-queries.ts';
-import type { StoreSchema } from '../schema.ts';
+import type { StoreDb, StoreSchema } from '../schema.ts';
 import { SqlStore, type StoreOptions } from '../sql-store.ts';
 import type { WorkEvent, WorkListener, WorkSubscription } from '../store.ts';
 import { StoreError } from '../store-error.ts';
 import { WorkSignal, warnListenerError } from '../work-signal.ts';
 import { GroupCommit, type WriteWork } from './group-commit.ts';
 import { ImmediateSqliteDialect } from './immediate-sqlite-dialect.ts';
+import { sqliteDialect } from './sqlite-dialect.ts';
 import { withStatementCache } from './statement-cache.ts';
 import { checkpointInThread, type WalCheckpointer } from './wal-checkpointer.ts';
+import { useWalMode } from './wal-mode.ts';
 
 export interface SqliteStoreOptions extends StoreOptions {
   /** How long a write waits for another process's write lock before failing, in ms. */
@@ -92,7 +92,6 @@ function openFile(path: string, options: SqliteStoreOptions): OpenFile {
  * await store.recoverLeases(); // a restart: whatever was in flight is due again
  */
 export class SqliteStore extends SqlStore {
-  readonly dialect = 'sqlite' as const;
   readonly path: string;
   readonly #file: OpenFile;
   readonly #subscriptions = new Set<() => void>();
@@ -100,7 +99,7 @@ export class SqliteStore extends SqlStore {
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     const file = openFile(path, options);
-    super(file.db, options);
+    super(file.db, sqliteDialect, options);
     this.path = path;
     this.#file = file;
   }
