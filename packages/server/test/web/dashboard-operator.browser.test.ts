@@ -118,7 +118,6 @@ describe.skipIf(skipBrowserTests)('the operator’s view in the dashboard', () =
     expect(await overflowsSideways(view.page)).toBe(false);
     await screenshot(view.page, 'operator-failing-phone');
     await shot(view.page, '#receivers-panel', 'dashboard-receivers');
-    await shot(view.page, '#activity', 'dashboard-charts');
 
     flaky.failing = false;
     await row
@@ -195,6 +194,35 @@ describe.skipIf(skipBrowserTests)('the operator’s view in the dashboard', () =
 
 describe.skipIf(skipBrowserTests)('the receivers panel and charts under strain', () => {
   const view = pagePerTest();
+
+  it('draws an hour of deliveries, a burst of failures and the latency, phone-sized', async () => {
+    // A receiver down for ten minutes of the hour: failures, and slower answers around them.
+    const down = (i: number) => i >= 38 && i < 48;
+    const buckets = Array.from({ length: 60 }, (_, i) => ({
+      start: new Date(Date.UTC(2026, 0, 1, 9, 1 + i)).toISOString(),
+      delivered: down(i) ? 2 : 30 + Math.round(8 * Math.sin(i / 4)),
+      failed: down(i) ? 25 : i % 11 === 0 ? 1 : 0,
+      p50_ms: 40 + Math.round(10 * Math.sin(i / 6)) + (down(i) ? 60 : 0),
+      p95_ms: 120 + Math.round(30 * Math.sin(i / 5)) + (down(i) ? 900 : 0),
+    }));
+    const server = await startDashboard((url) => {
+      if (url.pathname === '/v1/stats') return { json: { buckets } };
+      if (url.pathname === '/v1/operations') return { json: { operations: [], next_before: null } };
+      return undefined;
+    });
+    try {
+      await view.page.setViewportSize(PHONE);
+      await view.page.goto(server.url);
+      await expect.poll(() => view.page.locator('svg.counts rect.failed').count()).toBe(15);
+      expect(await view.page.locator('svg.counts rect.delivered').count()).toBe(60);
+      expect(await view.page.locator('svg.latency rect.p95').count()).toBe(60);
+      expect(await view.page.locator('#charts').textContent()).toContain('the top of the chart is 1050 ms');
+      await shot(view.page, '#activity', 'dashboard-charts');
+      expect(view.watch.problems).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
 
   it('shows hostile keys and errors as text, and the charts of a window chosen', async () => {
     const receivers = [
