@@ -43,16 +43,11 @@ function paintReceivers() {
       if (n instanceof HTMLElement && n.dataset.focus === refocus) n.focus();
     });
 }
-// Each cell's column name, which a narrow screen shows beside it (the table then stacks).
-const RECEIVER_COLUMNS = [
-  'receiver',
-  'circuit',
-  'callbacks',
-  'success (1 h)',
-  'p95 (1 h)',
-  'last error',
-  'recover',
-];
+// Each cell's column name, from the table's head, which a narrow screen shows beside the cell
+// (the table then stacks).
+const RECEIVER_COLUMNS = [...document.querySelectorAll('table.receivers thead th')].map(
+  (th) => th.textContent ?? '',
+);
 /** @param {HTMLTableRowElement} row */
 function labelCells(row) {
   [...row.cells].forEach((cell, i) => (cell.dataset.label = RECEIVER_COLUMNS[i] ?? ''));
