@@ -264,6 +264,7 @@ describe.skipIf(skipBrowserTests)('the receivers panel and charts under strain',
       }
       if (url.pathname === '/v1/operations')
         return { json: { operations: [operation(HOSTILE)], next_before: null } };
+      if (url.pathname.endsWith('/recover')) return { status: 202, json: { requeued: 2 } };
       return undefined;
     });
     try {
@@ -279,6 +280,18 @@ describe.skipIf(skipBrowserTests)('the receivers panel and charts under strain',
       await expect.poll(() => server.of('/v1/stats').some((s) => s.search === '?window=24h')).toBe(true);
       await expect.poll(() => view.page.locator('svg.latency rect.p95').count()).toBe(72);
       expect(await view.page.locator('#receivers img, #receivers script').count()).toBe(0);
+      // A time of one's own choice: kept across the panel's refreshes, sent as RFC 3339.
+      const posted: string[] = [];
+      view.page.on('request', (request) => {
+        if (request.url().endsWith('/recover')) posted.push(request.postData() ?? '');
+      });
+      await row.getByRole('combobox', { name: /since$/ }).selectOption('custom');
+      await row.getByLabel('since (your local time)').fill('2026-01-01T10:30');
+      await row.getByRole('button', { name: /^Recover the dead callbacks of/ }).click();
+      await expect.poll(() => row.locator('.outcome').textContent()).toBe('2 callbacks queued again');
+      const expected = await view.page.evaluate(() => new Date('2026-01-01T10:30').toISOString());
+      expect(posted.map((body) => JSON.parse(body))).toEqual([{ since: expected }]);
+      expect(await row.getByLabel('since (your local time)').inputValue()).toBe('2026-01-01T10:30');
       await expectHostileShownSafely(view, 'operator-hostile-panel');
     } finally {
       await server.close();

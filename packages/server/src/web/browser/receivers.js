@@ -11,6 +11,9 @@ let receiversText = '';
 // What each receiver's last recovery said, shown beside its button until the next one.
 /** @type {Map<string, { text: string, className: string }>} */
 const recoveries = new Map();
+// Each receiver's choice of the time to recover from, while the page is open.
+/** @type {Map<string, { choice: string, custom: string }>} */
+const sinceChoices = new Map();
 
 /** @param {number | null} rate */
 function percent(rate) {
@@ -100,9 +103,18 @@ function recoverControls(receiver) {
   }
   const custom = el('input');
   custom.type = 'datetime-local';
-  custom.hidden = true;
   custom.setAttribute('aria-label', 'since (your local time)');
-  since.addEventListener('change', () => (custom.hidden = since.value !== 'custom'));
+  custom.dataset.focus = 'custom/' + receiver.key;
+  // What was chosen survives the panel's refreshes, which rebuild it.
+  const chosen = sinceChoices.get(receiver.key);
+  if (chosen) [since.value, custom.value] = [chosen.choice, chosen.custom];
+  custom.hidden = since.value !== 'custom';
+  const keep = () => {
+    custom.hidden = since.value !== 'custom';
+    sinceChoices.set(receiver.key, { choice: since.value, custom: custom.value });
+  };
+  since.addEventListener('change', keep);
+  custom.addEventListener('change', keep);
   const button = el('button', 'Recover');
   button.type = 'button';
   button.dataset.focus = 'recover/' + receiver.key;
