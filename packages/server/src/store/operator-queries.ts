@@ -46,8 +46,8 @@ function nearestRank(counts: readonly (readonly [number, number])[], n: number, 
 /**
  * Attempts since `from` (and before `to`) grouped by `group` (an expression over `attempts`):
  * how many, how many answered 2xx, and their p50 and p95 durations. The database counts each
- * group's attempts by duration (one pass, no sort of rows by group); the ranks are read from
- * those counts here, exactly.
+ * group's attempts by duration (one aggregate, where ranking every row took two sorts of the
+ * window); the ranks are read from those counts here, exactly.
  */
 async function attemptDurations(
   db: StoreDb,
