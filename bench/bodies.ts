@@ -52,7 +52,7 @@ export function randomJpeg(size: number): Buffer {
  * repetition looks like a delimiter until its last byte, so a parser must examine and reject
  * every one of them. The last boundary character is never written, so no real delimiter forms.
  */
-export function boundaryLikeMp4(size: number, boundary: string): Buffer {
+function boundaryLikeMp4(size: number, boundary: string): Buffer {
   const near = Buffer.from(`\r\n--${boundary.slice(0, -1)}`, 'latin1');
   const file = Buffer.allocUnsafe(size);
   for (let at = 8; at < size; at += near.length) near.copy(file, at);

@@ -15,7 +15,7 @@ import { uuidv7Generator } from '../packages/mediahook/src/protocol/uuidv7.ts';
 import type { Store } from '../packages/server/src/store/index.ts';
 import { type Backend, inLanes, type Outbox, openOutbox } from './deliver-outbox.ts';
 
-export const REDIS = { host: '127.0.0.1', port: 6379 } as const;
+const REDIS = { host: '127.0.0.1', port: 6379 } as const;
 
 export const CONTENDERS = ['ours (SQLite)', 'ours (PostgreSQL)', 'fetch+FormData', 'BullMQ'] as const;
 export type Contender = (typeof CONTENDERS)[number];
@@ -29,7 +29,7 @@ export interface Env {
 }
 
 /** One contender set up for `n` callbacks. */
-export interface Sender {
+interface Sender {
   /** The id of callback i; the receiver sees it as the path `/cb/<id>`. */
   ids: string[];
   /** Enqueues callback i: ours finishes its operation, BullMQ adds a job, fetch posts it. */

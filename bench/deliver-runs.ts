@@ -33,7 +33,7 @@ export async function throughput(contender: Contender, n: number, env: Env, rece
 }
 
 /** The value below which a fraction `q` of `sorted` lies (nearest rank). */
-export function quantile(sorted: readonly number[], q: number): number {
+function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
@@ -98,7 +98,7 @@ export async function latency(
   }
 }
 
-export interface Drain {
+interface Drain {
   /** Callbacks per second over the first `counted` deliveries. */
   rate: number;
   /** Callbacks per second over the first 1 000 only (the start of the drain). */

@@ -115,7 +115,7 @@ async function pruneOlderBuilds(parent: string, keep: string): Promise<void> {
   }
 }
 
-export type Tarballs = Record<PackageName, string>;
+type Tarballs = Record<PackageName, string>;
 
 /**
  * Both packages packed as `npm publish` would: the package's own `prepack` adds the README and
@@ -139,7 +139,7 @@ export async function packedTarballs(): Promise<Tarballs> {
 }
 
 /** A throw-away project: `mediahook` alone (a receiving app), or both packages (an operator). */
-export type ProjectKind = 'receiver' | 'operator';
+type ProjectKind = 'receiver' | 'operator';
 
 const CONTENTS: Record<ProjectKind, readonly PackageName[]> = {
   receiver: ['mediahook'],

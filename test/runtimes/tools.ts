@@ -36,7 +36,7 @@ import type { TestContext } from 'vitest';
 
 export type RuntimeName = 'node22' | 'node24' | 'bun' | 'deno' | 'workerd';
 
-export interface RuntimeTool {
+interface RuntimeTool {
   /** The npm package that brings the runtime in. */
   package: string;
   /** Its exact version. */
@@ -85,7 +85,7 @@ export const RUNTIME_TOOLS: Readonly<Record<RuntimeName, RuntimeTool>> = {
 export const RUNTIME_NAMES = Object.keys(RUNTIME_TOOLS) as RuntimeName[];
 
 /** The folder holding every installed runtime. */
-export function toolsFolder(): string {
+function toolsFolder(): string {
   const override = process.env.MEDIAHOOK_TEST_TOOLS;
   if (override) return override;
   const cache = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
@@ -93,7 +93,7 @@ export function toolsFolder(): string {
 }
 
 /** Where one runtime's package is installed. */
-export function installFolder(name: RuntimeName): string {
+function installFolder(name: RuntimeName): string {
   const tool = RUNTIME_TOOLS[name];
   return join(toolsFolder(), `${tool.package}-${tool.version}`);
 }
@@ -122,7 +122,7 @@ let platformVerdict: { reason: string | null } | undefined;
  * in its build for Linux on x64 with glibc (Deno has no musl build, Node's official one needs
  * glibc too).
  */
-export function unsupportedPlatform(): string | null {
+function unsupportedPlatform(): string | null {
   platformVerdict ??= { reason: platformReason() };
   return platformVerdict.reason;
 }
@@ -137,7 +137,7 @@ function platformReason(): string | null {
 }
 
 /** In CI a runtime that cannot be installed on a supported platform fails its tests. */
-export function installFailureFails(): boolean {
+function installFailureFails(): boolean {
   return process.env.CI === 'true';
 }
 
@@ -155,7 +155,7 @@ const ensured = new Map<RuntimeName, Promise<string>>();
  * platform is not supported or the install fails; within a process, every caller shares one
  * attempt.
  */
-export function ensureRuntime(name: RuntimeName): Promise<string> {
+function ensureRuntime(name: RuntimeName): Promise<string> {
   let binary = ensured.get(name);
   if (!binary) {
     binary = ensure(name);

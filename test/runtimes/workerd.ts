@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 
-export interface WorkerdOptions {
+interface WorkerdOptions {
   /** The worker's directory of modules. */
   directory: string;
   /** The main module, its path relative to `directory` (`worker.js`). */
@@ -28,7 +28,7 @@ export interface WorkerdOptions {
   startTimeoutMs?: number;
 }
 
-export interface WorkerdServer {
+interface WorkerdServer {
   /** `http://127.0.0.1:<port>/` */
   url: string;
   /** What workerd wrote to stdout and stderr so far: its logs and the worker's console. */

@@ -41,7 +41,7 @@ function connectsWithin(port: number, ms: number): Promise<Socket | null> {
   });
 }
 
-export interface UnacceptingListener {
+interface UnacceptingListener {
   port: number;
   /** `http://127.0.0.1:<port>` */
   origin: string;

@@ -99,7 +99,7 @@ function grade(item: ConformanceCase, answer: PostResult, signed: boolean): Chec
 }
 
 /** What a check found: the rows sent, and why it stopped early when it did. */
-export interface CheckRun {
+interface CheckRun {
   rows: CheckRow[];
   /** Why the cases after the last row were not sent. */
   stopped?: string;
@@ -126,7 +126,7 @@ function stopsTheCheck(error: PostError): string | undefined {
  * after a request that timed out or failed its TLS handshake, as every other one would too,
  * each after the same wait.
  */
-export async function runConformanceCheck(
+async function runConformanceCheck(
   url: URL,
   secrets: readonly string[],
   timeoutMs: number,

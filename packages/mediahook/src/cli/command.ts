@@ -138,7 +138,7 @@ export class UsageError extends Error {
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** What {@link parseCommandArgs} returns: `parseArgs`'s result for these options, with tokens. */
-export type ParsedCommandArgs<O extends Options> = ReturnType<
+type ParsedCommandArgs<O extends Options> = ReturnType<
   typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true; tokens: true }>
 >;
 

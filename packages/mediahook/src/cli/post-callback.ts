@@ -2,10 +2,10 @@ import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import { describeFailure } from './post-error.ts';
 import { Exchange, type UploadOptions } from './post-exchange.ts';
 
-export { PostError, type PostFailureCode } from './post-error.ts';
+export { PostError } from './post-error.ts';
 
 /** How much of a receiver's answer is kept for display; the rest is not read. */
-export const BODY_PREVIEW_BYTES = 8 * 1024;
+const BODY_PREVIEW_BYTES = 8 * 1024;
 
 /**
  * A URL fit to print: the password of a `user:password@` URL replaced by `***`.

@@ -11,7 +11,7 @@ import { formatBytes } from './progress.ts';
  * no answer after the body was sent; an answer that began but whose headers never completed;
  * the connection closed before an answer; a body source that broke its Content-Length.
  */
-export type PostFailureCode =
+type PostFailureCode =
   | 'connect_timeout'
   | 'upload_stalled'
   | 'response_timeout'
@@ -69,7 +69,7 @@ export function failure(code: PostFailureCode, message: string = code): NodeJS.E
   return Object.assign(new Error(message), { code });
 }
 
-export interface FailureContext {
+interface FailureContext {
   url: URL;
   /** Body bytes the socket took, of `total`. */
   sent: number;

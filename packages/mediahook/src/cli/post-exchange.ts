@@ -28,7 +28,7 @@ export interface UploadOptions {
   onProgress?: ((sent: number) => void) | undefined;
 }
 
-export interface ExchangeOptions extends UploadOptions {
+interface ExchangeOptions extends UploadOptions {
   /** Where to POST, without credentials. */
   target: URL;
   /** Every request header but Host, Content-Type, Content-Length and User-Agent. */

@@ -1,7 +1,7 @@
 import type { OutputStream } from './command.ts';
 
 /** Uploads smaller than this finish too fast for a progress bar to be worth drawing. */
-export const PROGRESS_THRESHOLD_BYTES = 4 * 1024 * 1024;
+const PROGRESS_THRESHOLD_BYTES = 4 * 1024 * 1024;
 
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'] as const;
 
@@ -24,7 +24,7 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(digits)} ${UNITS[unit]}`;
 }
 
-export interface ProgressState {
+interface ProgressState {
   sent: number;
   total: number;
   elapsedMs: number;

@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from './command.ts';
 
 /** The package that holds the service's commands, and its entry that lists them. */
-export const SERVER_PACKAGE = '@mediahook/server';
+const SERVER_PACKAGE = '@mediahook/server';
 const ENTRY = `${SERVER_PACKAGE}/commands`;
 
 /** The commands `@mediahook/server` provides: `mediahook` runs them when that package is installed. */

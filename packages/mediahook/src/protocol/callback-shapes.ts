@@ -10,7 +10,6 @@ export type MediaType = 'image/jpeg' | 'video/mp4';
 
 /** Text parts common to every callback, in wire order. */
 export const COMMON_PARTS = ['status', 'id_gen', 'time_gen'] as const;
-export type CommonPartName = (typeof COMMON_PARTS)[number];
 
 export interface FamilyParts {
   /** Name of the file part of a success callback. */

@@ -5,7 +5,7 @@
  * disagree on an ambiguous header are how multipart smuggling starts.
  */
 
-export interface HeaderValue {
+interface HeaderValue {
   /** The leading token, lower-cased (`multipart/form-data`, `form-data`). */
   value: string;
   /** Parameters by lower-cased name. */
@@ -32,7 +32,7 @@ function skipSpace(input: string, from: number): number {
   return i;
 }
 
-export interface ParseOptions {
+interface ParseOptions {
   /**
    * Skip empty parameters (`a;; b=c`), which the HTTP grammar allows (RFC 9110 §5.6.6:
    * `*( OWS ";" OWS [ parameter ] )`) but MIME's does not (RFC 2045 §5.1), and which Go's

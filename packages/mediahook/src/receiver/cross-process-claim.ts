@@ -4,7 +4,7 @@ import { hasClaims, type Receipt, type ReceiptClaims, type ReceiptStore } from '
 import { ReceiverError } from './receiver-error.ts';
 
 /** How a receiver claims the callbacks it handles in a store shared with other processes. */
-export interface ClaimSettings {
+interface ClaimSettings {
   /** This receiver, as the holder of its claims. */
   readonly holder: string;
   /** How long a claim lasts without renewal: how soon a dead holder's claim can be taken over. */
@@ -13,8 +13,8 @@ export interface ClaimSettings {
   waitMs: number;
 }
 
-export const DEFAULT_CLAIM_TTL_MS = 30_000;
-export const DEFAULT_CLAIM_WAIT_MS = 30_000;
+const DEFAULT_CLAIM_TTL_MS = 30_000;
+const DEFAULT_CLAIM_WAIT_MS = 30_000;
 
 // A copy that lost the race polls the store: soon at first (most handlers are quick), then
 // less often, so a long handler elsewhere costs a few statements a second per waiting copy.

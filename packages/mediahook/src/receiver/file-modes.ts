@@ -14,8 +14,8 @@ export interface FileModes {
   exactDir: boolean;
 }
 
-export const DEFAULT_FILE_MODE = 0o600;
-export const DEFAULT_DIR_MODE = 0o700;
+const DEFAULT_FILE_MODE = 0o600;
+const DEFAULT_DIR_MODE = 0o700;
 
 /**
  * Throws a TypeError, naming `what`, unless `mode` is a permission mode (0 to 0o777) that keeps
@@ -94,7 +94,7 @@ export function makeDirectorySync(path: string, modes: FileModes): void {
 }
 
 /** {@link makeDirectorySync}, without blocking. */
-export async function makeDirectory(path: string, modes: FileModes): Promise<void> {
+async function makeDirectory(path: string, modes: FileModes): Promise<void> {
   const first = await mkdir(path, { recursive: true, mode: modes.dir });
   if (modes.exactDir) for (const dir of created(first, resolve(path))) await chmod(dir, modes.dir);
 }

@@ -7,7 +7,7 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
  * DNS answer can rebind; `loopback` is `localhost` or a name under it, which browsers resolve
  * to loopback themselves (RFC 6761); `invalid` is anything no browser would send.
  */
-export interface HostName {
+interface HostName {
   kind: 'ip' | 'loopback' | 'name' | 'invalid';
   /** The name without port, lower case, trailing dot removed; '' when invalid. */
   name: string;

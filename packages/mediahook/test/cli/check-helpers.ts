@@ -14,7 +14,7 @@ import { BIN } from './helpers.ts';
 
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
-export interface CheckResult {
+interface CheckResult {
   code: number | null;
   report: {
     conforms: boolean;

@@ -7,13 +7,13 @@ import busboy from 'busboy';
 /** The command as a user runs it from a clone. */
 export const BIN = fileURLToPath(new URL('../../../../bin/mediahook', import.meta.url));
 
-export interface CliRun {
+interface CliRun {
   code: number | null;
   stdout: string;
   stderr: string;
 }
 
-export interface RunOptions {
+interface RunOptions {
   /** Pipes closed at once, before the command writes, as `| true` does to stdout. */
   closed?: ('stdout' | 'stderr')[];
   /** Variables added to this process's environment. */

@@ -13,7 +13,7 @@ export interface RawPart {
   body: string | Uint8Array;
 }
 
-export interface RawBodyOptions {
+interface RawBodyOptions {
   /** Text before the first delimiter; a CRLF is written after it. */
   preamble?: string | Uint8Array | undefined;
   /** Text after the close delimiter line. */
@@ -56,7 +56,7 @@ export function textPart(name: string, value: string | Uint8Array, extraHeaders:
   return { headers: [`Content-Disposition: form-data; name="${name}"`, ...extraHeaders], body: value };
 }
 
-export interface FilePartOptions {
+interface FilePartOptions {
   filename?: string;
   /** The part's Content-Type; null leaves the header out. */
   contentType?: string | null;
@@ -72,16 +72,16 @@ export function filePart(name: string, bytes: Uint8Array, options: FilePartOptio
   return { headers, body: bytes };
 }
 
-export const PART_NAMES = {
+const PART_NAMES = {
   A: { result: 'result_pv', error: 'message' },
   B: { result: 'res_image', error: 'img_message' },
 } as const;
 
 /** The specification's families, as this oracle spells them (independently of the protocol's table). */
-export type SpecFamily = keyof typeof PART_NAMES;
+type SpecFamily = keyof typeof PART_NAMES;
 
 /** The three texts every callback carries. */
-export interface CommonFields {
+interface CommonFields {
   status: string;
   id_gen: string;
   time_gen: string;

@@ -32,7 +32,7 @@ export type Decoded =
   | (DecodedFields & { event: 'success'; file: DecodedFile })
   | (DecodedFields & { event: 'error'; message: string });
 
-export type Outcome = { ok: true; callback: Decoded } | { ok: false; code: ProtocolErrorCode };
+type Outcome = { ok: true; callback: Decoded } | { ok: false; code: ProtocolErrorCode };
 
 export type HarnessOptions = Omit<DecodeOptions, 'sink'>;
 

@@ -35,7 +35,7 @@ const ALPHABET = [
   '\t',
 ];
 
-export function randomText(random: () => number, maxPieces: number): string {
+function randomText(random: () => number, maxPieces: number): string {
   const pieces = Math.floor(random() * maxPieces);
   let text = '';
   for (let i = 0; i < pieces; i++) text += ALPHABET[Math.floor(random() * ALPHABET.length)];

@@ -89,7 +89,7 @@ export function parseWithFastifyBusboy(contentType: string, chunks: Iterable<Uin
 }
 
 /** The same view of a callback our decoder produced. */
-export function viewOf(callback: Decoded): FormView {
+function viewOf(callback: Decoded): FormView {
   const view: FormView = {
     fields: { status: callback.status, id_gen: callback.id_gen, time_gen: callback.time_gen },
     files: {},
@@ -131,7 +131,7 @@ export function werkzeugAvailable(): boolean {
   return werkzeugPython !== null;
 }
 
-export type WerkzeugReading = { ok: true; view: FormView } | { ok: false; error: string };
+type WerkzeugReading = { ok: true; view: FormView } | { ok: false; error: string };
 
 /**
  * Reads bodies with werkzeug, the parser a Flask receiver uses, in one python3 process for the

@@ -96,7 +96,7 @@ export function expressAdapter(
 }
 
 /** Fastify with the receiver's plugin on `/callbacks`, with the body guards' `options`. */
-export function fastifyAdapter(options: AdapterOptions = {}): Adapter {
+function fastifyAdapter(options: AdapterOptions = {}): Adapter {
   return {
     name: 'Fastify 5',
     async start(receiver) {
@@ -110,7 +110,7 @@ export function fastifyAdapter(options: AdapterOptions = {}): Adapter {
 }
 
 /** Hono on @hono/node-server with the receiver on `/callbacks`, with the body guards' `options`. */
-export function honoAdapter(options: AdapterOptions = {}): Adapter {
+function honoAdapter(options: AdapterOptions = {}): Adapter {
   return {
     name: 'Hono',
     start(receiver) {
@@ -126,7 +126,7 @@ export function honoAdapter(options: AdapterOptions = {}): Adapter {
  * Request/Response here, with no Hono app in between: the handler sees nothing but the Web
  * Request, as on a runtime without Node underneath, so its guards are the Web body's own.
  */
-export function webAdapter(options: AdapterOptions = {}): Adapter {
+function webAdapter(options: AdapterOptions = {}): Adapter {
   return {
     name: 'Web handler',
     start: (receiver) =>

@@ -56,7 +56,7 @@ export function newId(prefix = 'op'): string {
   return `${prefix}-${process.pid}-${Date.now()}-${counter}`;
 }
 
-export interface Shape {
+interface Shape {
   family: Family;
   event: 'success' | 'error';
   mediaType?: MediaType;
@@ -87,7 +87,7 @@ export interface Wire {
   message: string | null;
 }
 
-export interface WireOptions extends Partial<Shape> {
+interface WireOptions extends Partial<Shape> {
   id?: string;
   file?: Buffer;
   message?: string;

@@ -17,7 +17,7 @@ interface Part {
 const BOUNDARY = 'test-boundary-7d1f0c';
 
 /** A multipart body; `close: false` leaves out the close delimiter (a truncated body). */
-export function multipart(parts: readonly Part[], options: { close?: boolean } = {}): Buffer {
+function multipart(parts: readonly Part[], options: { close?: boolean } = {}): Buffer {
   const pieces: Buffer[] = [];
   for (const part of parts) {
     const headers = part.rawHeaders ?? [
@@ -36,7 +36,7 @@ export function multipart(parts: readonly Part[], options: { close?: boolean } =
   return Buffer.concat(pieces);
 }
 
-export const MULTIPART_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
+const MULTIPART_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
 
 const common = (id: string): Part[] => [
   { name: 'status', body: 'success' },
@@ -50,7 +50,7 @@ const file = (name = 'result_pv', bytes: Uint8Array = jpegBytes(3000)): Part => 
   filename: 'result.jpg',
 });
 
-export interface MalformedCase {
+interface MalformedCase {
   why: string;
   code: string;
   contentType: string | null;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 
-export const ARTIFACTS = fileURLToPath(new URL('../../../../test-artifacts/', import.meta.url));
+const ARTIFACTS = fileURLToPath(new URL('../../../../test-artifacts/', import.meta.url));
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -76,7 +76,7 @@ export function overflowsSideways(page: Page): Promise<boolean> {
 }
 
 /** A suite's page of the moment: a fresh one for each test, with its problems watched. */
-export interface PagePerTest {
+interface PagePerTest {
   readonly page: Page;
   readonly watch: ReturnType<typeof watchProblems>;
 }

@@ -101,7 +101,7 @@ export async function startPageServer(
  * Makes the page believe it is hidden (or shown again), as a background tab is; run in the page:
  * `page.evaluate(setHidden, true)`.
  */
-export function setHidden(hidden: boolean): void {
+function setHidden(hidden: boolean): void {
   const doc = (globalThis as any).document;
   Object.defineProperty(doc, 'visibilityState', {
     configurable: true,

@@ -44,7 +44,7 @@ export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLi
                           work over after this (default 10m for deliveries, 60s for generations)
 `;
 
-export interface ServiceFlags {
+interface ServiceFlags {
   db?: string;
   data?: string;
   'allow-private-urls'?: boolean;
@@ -58,7 +58,7 @@ export interface ServiceFlags {
   lease?: string;
 }
 
-export interface ServiceSetup {
+interface ServiceSetup {
   store: Store;
   dataDir: string;
   generator: Generator;
@@ -144,7 +144,7 @@ function generatorOf(values: ServiceFlags): Generator {
 }
 
 /** Splits a command line on white space, honouring single and double quotes (no shell). */
-export function splitCommand(text: string): string[] {
+function splitCommand(text: string): string[] {
   const words: string[] = [];
   const pattern = /"([^"]*)"|'([^']*)'|(\S+)/g;
   for (let match = pattern.exec(text); match; match = pattern.exec(text)) {

@@ -3,7 +3,7 @@ import type { Store } from '../store/index.ts';
 /** How long a claim holds a callback before another worker may take it over. */
 export const DEFAULT_LEASE_MS = 10 * 60_000;
 
-export interface LeaseRenewal {
+interface LeaseRenewal {
   store: Pick<Store, 'renewCallbackLease'>;
   idGen: string;
   workerId: string;

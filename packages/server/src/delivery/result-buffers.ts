@@ -13,7 +13,7 @@
 /** Room is kept in whole 64 KiB steps, so that files of nearly the same size share buffers. */
 const STEP = 64 * 1024;
 
-export interface ResultBuffersOptions {
+interface ResultBuffersOptions {
   /** Most bytes kept in free buffers, over all receivers (8 MiB by default). */
   maxFreeBytes?: number;
 }

@@ -36,7 +36,7 @@ import { parseCreateOperation } from './request-validation.ts';
 import type { RequestDrain } from './request-drain.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
-export interface ApiOptions {
+interface ApiOptions {
   store: Store;
   blobs: DirectoryBlobStore;
   metrics: ServiceMetrics;

@@ -22,7 +22,7 @@ const PROCESS_TOKEN = randomBytes(4).toString('hex');
 const WORK_DIR_PREFIX = `op-${HOST}-${process.pid}-${PROCESS_TOKEN}-`;
 const WORK_DIR_NAME = /^op-([A-Za-z0-9_]+)-(\d+)-([0-9a-f]{8})-/;
 
-export interface GenerationWorkerOptions {
+interface GenerationWorkerOptions {
   /** The operations it claims and finishes, and the wake-ups and due times it waits on. */
   store: OperationStore & WorkStore;
   blobs: DirectoryBlobStore;

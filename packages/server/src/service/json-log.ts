@@ -1,5 +1,5 @@
 /** Where structured logs go: one JSON object per line. */
-export type LogSink = (line: string) => void;
+type LogSink = (line: string) => void;
 
 export type Logger = (
   level: 'info' | 'warn' | 'error',

@@ -64,7 +64,7 @@ function webhookUrlProblem(text: string): string | undefined {
 }
 
 /** The body of `POST /v1/operations`, once validated. */
-export interface CreateOperationRequest {
+interface CreateOperationRequest {
   kind: OperationKind;
   family: Family;
   webhook_url: string;

@@ -51,7 +51,7 @@ function same(a: EndpointUpdate, b: EndpointUpdate): boolean {
 }
 
 /** Which receivers an UPDATE of circuits touches: keys, or a subquery of keys. */
-export type EndpointKeys = OperandValueExpressionOrList<StoreSchema, 'endpoints', 'key'>;
+type EndpointKeys = OperandValueExpressionOrList<StoreSchema, 'endpoints', 'key'>;
 
 /**
  * Closes the circuits of `keys`, writing nothing for one closed already (the common case). On
@@ -95,7 +95,7 @@ export function openCircuits(now: number) {
  * moved, they are read again when they can go. Only a speed-up: claims pass over a receiver
  * whose circuit is open whatever its callbacks' times.
  */
-export function parkCallbacksQuery(db: StoreDb, key: string, until: number) {
+function parkCallbacksQuery(db: StoreDb, key: string, until: number) {
   return (
     db
       .updateTable('callbacks')

@@ -9,7 +9,7 @@ import type { StoreDb } from './schema.ts';
 import type { ClaimCallbacksOptions, ClaimedCallback } from './store.ts';
 
 /** Most callbacks one claim may take. */
-export const MAX_CLAIM = 1000;
+const MAX_CLAIM = 1000;
 
 /** The largest fairness window: the most rows one claim ranks, and locks on PostgreSQL. */
 export const MAX_SCAN = 2000;

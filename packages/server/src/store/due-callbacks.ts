@@ -19,9 +19,6 @@ export type ClaimTables = StoreSchema & { in_flight: { endpoint_key: string; n: 
 
 export type DueState = 'pending' | 'retrying' | 'delivering';
 
-/** The states a claim lists apart, each from its own index, oldest first. */
-export const DUE_STATES: readonly DueState[] = ['pending', 'retrying', 'delivering'];
-
 /** The states whose callbacks wait for their time (`next_attempt_at`), by receiver too. */
 export type WaitingState = 'pending' | 'retrying';
 export const WAITING_STATES: readonly WaitingState[] = ['pending', 'retrying'];
@@ -57,7 +54,7 @@ export function isDue(eb: CallbackBuilder, state: DueState, now: number) {
 }
 
 /** The receiver `key` does not have its circuit open at `now`. */
-export function circuitLetsThrough(key: Expression<string>, now: number): Expression<SqlBool> {
+function circuitLetsThrough(key: Expression<string>, now: number): Expression<SqlBool> {
   const eb = expressionBuilder<ClaimTables, never>();
   return eb.not(eb.exists(openCircuits(now).select('endpoints.key').where('endpoints.key', '=', key)));
 }

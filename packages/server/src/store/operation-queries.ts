@@ -13,7 +13,7 @@ import type { FinishResult, NewOperation, OperationOutcome, OperationRecord, Wor
 import { StoreError } from './store-error.ts';
 
 /** Largest `id_gen` accepted, in bytes (see the API section of docs/service.md). */
-export const MAX_ID_GEN_BYTES = 256;
+const MAX_ID_GEN_BYTES = 256;
 
 /**
  * Refuses text holding U+0000 on both databases alike: PostgreSQL's `text` cannot store it (and

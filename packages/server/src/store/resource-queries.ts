@@ -9,7 +9,7 @@ import type { ListOperationsOptions, OperationResource } from './store.ts';
 import { StoreError } from './store-error.ts';
 
 /** Most operations one list returns. */
-export const MAX_LIST = 500;
+const MAX_LIST = 500;
 
 function baseQuery(db: StoreDb) {
   return db

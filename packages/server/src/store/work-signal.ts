@@ -1,7 +1,7 @@
 import type { WorkEvent, WorkListener, WorkSubscription } from './store.ts';
 
 /** Receives what a listener threw, so that one faulty listener neither stops the others nor the store. */
-export type ListenerErrorHandler = (error: unknown) => void;
+type ListenerErrorHandler = (error: unknown) => void;
 
 export const warnListenerError: ListenerErrorHandler = (error) => {
   process.emitWarning(error instanceof Error ? error : new Error(String(error)), 'MediahookStoreWarning');

@@ -59,7 +59,7 @@ export const FAST_RETRY: RetryPolicy = {
 };
 
 /** A circuit that would never open within a test, unless a test asks for one. */
-export const LAZY_CIRCUIT: CircuitPolicy = { failureThreshold: 1_000, openMs: 1_000, maxOpenMs: 1_000 };
+const LAZY_CIRCUIT: CircuitPolicy = { failureThreshold: 1_000, openMs: 1_000, maxOpenMs: 1_000 };
 
 /** Bytes the real receiver sniffs as JPEG. */
 export function jpegBytes(size = 2048): Buffer {
@@ -211,7 +211,7 @@ export async function waitForStates(
 }
 
 /** A store that counts the calls made to it and can hold `nextDueAt` answers back. */
-export interface InstrumentedStore {
+interface InstrumentedStore {
   store: Store;
   calls: Map<string, number>;
   /**

@@ -34,7 +34,7 @@ export interface SeenRequest {
 }
 
 /** What the script does with one request; `real` hands it to the real receiver. */
-export type Answer =
+type Answer =
   | 'real'
   /** Reads the body, then never answers (until the test ends). */
   | 'hang'
@@ -66,7 +66,7 @@ export interface RecordingReceiver {
   close(): Promise<void>;
 }
 
-export interface RecordingReceiverOptions extends Pick<ReceiverOptions, 'secret'> {
+interface RecordingReceiverOptions extends Pick<ReceiverOptions, 'secret'> {
   script?: Script | undefined;
 }
 

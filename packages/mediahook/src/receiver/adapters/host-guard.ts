@@ -18,7 +18,7 @@ export interface HostGuardOptions {
 }
 
 /** Turns a request's Host into its refusal, or null when it passes. */
-export type HostGuard = (host: string | undefined) => ReceiverError | null;
+type HostGuard = (host: string | undefined) => ReceiverError | null;
 
 /**
  * The Host check `options` ask for, or null when they ask for none; a bad `allowedHosts` entry

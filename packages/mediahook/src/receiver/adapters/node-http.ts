@@ -36,7 +36,7 @@ const NODE_CONSUMED_ADVICE =
  * already started reading is refused with `body_consumed` (and `advice`): the bytes it took
  * are gone, and the receiver would otherwise blame the sender for a malformed callback.
  */
-export function nodeBodyOf(
+function nodeBodyOf(
   req: MaybeParsed,
   advice = NODE_CONSUMED_ADVICE,
   stream: Readable = req,
@@ -83,7 +83,7 @@ export function headerOf(req: IncomingMessage, name: string): string | undefined
 const LINGER_MS = 2_000;
 
 /** Writes a receiver's answer to a Node response. */
-export function sendNodeResponse(res: ServerResponse, response: ReceiverResponse): void {
+function sendNodeResponse(res: ServerResponse, response: ReceiverResponse): void {
   if (res.headersSent || res.destroyed) return;
   const headers: Record<string, string | number> = {
     ...response.headers,

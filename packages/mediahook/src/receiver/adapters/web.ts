@@ -35,7 +35,7 @@ export function webHandler(
 }
 
 /** How the body of one Web request is read, besides the guards on the stream itself. */
-export interface WebBodyHooks {
+interface WebBodyHooks {
   /** Called as the receiver starts reading the body, once the callback's headers passed. */
   onRead?: (() => void) | undefined;
   /** Watches the body from beside it (a Node request underneath), failing its reads with `fail`. */

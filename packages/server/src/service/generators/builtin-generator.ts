@@ -3,7 +3,7 @@ import { failIfRequested } from './generator.ts';
 import { type ImageSettings, renderPromptImage } from './image-generator.ts';
 import { renderPromptVideo, type VideoSettings } from './video-generator.ts';
 
-export interface BuiltinGeneratorOptions {
+interface BuiltinGeneratorOptions {
   image?: ImageSettings;
   video?: VideoSettings;
 }

@@ -27,7 +27,7 @@ export interface CommandGeneratorOptions {
 }
 
 /** The default of {@link CommandGeneratorOptions.maxOutputBytes}. */
-export const DEFAULT_MAX_OUTPUT_BYTES = 1024 ** 3;
+const DEFAULT_MAX_OUTPUT_BYTES = 1024 ** 3;
 
 /** How often the result file's size is looked at while the program runs. */
 const OUTPUT_WATCH_MS = 200;

@@ -3,7 +3,7 @@ import { GenerationError } from './generation-error.ts';
 import type { GeneratedMedia, GenerateOptions, GenerationRequest, Generator } from './generator.ts';
 
 /** Generations that may run at once by default: one per CPU core, since encoding is CPU-bound. */
-export const DEFAULT_GENERATION_CONCURRENCY = Math.max(1, availableParallelism());
+const DEFAULT_GENERATION_CONCURRENCY = Math.max(1, availableParallelism());
 
 /**
  * A counting semaphore: at most `limit` holders at a time, the others wait in arrival order.
@@ -73,7 +73,7 @@ export class Semaphore {
 }
 
 /** A generator with a concurrency limit, and a view of its queue. */
-export interface LimitedGenerator extends Generator {
+interface LimitedGenerator extends Generator {
   readonly running: number;
   readonly waiting: number;
 }

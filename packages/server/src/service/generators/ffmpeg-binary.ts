@@ -5,7 +5,7 @@ import { lastLines, type ProcessInput, runProcess } from './process-runner.ts';
 export const FFMPEG_PATH_ENV = 'MEDIAHOOK_FFMPEG_PATH';
 
 /** The ffmpeg binary in use and where it was found. */
-export interface FfmpegBinary {
+interface FfmpegBinary {
   path: string;
   source: 'env' | 'path' | 'installer';
 }
@@ -67,7 +67,7 @@ export function ffmpegBinary(): Promise<FfmpegBinary> {
   return cached;
 }
 
-export interface RunFfmpegOptions {
+interface RunFfmpegOptions {
   /** ffmpeg's arguments, without the program. */
   args: readonly string[];
   input?: ProcessInput | undefined;

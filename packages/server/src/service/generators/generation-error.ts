@@ -9,16 +9,13 @@
  *   are not the requested media type;
  * - `aborted`: the caller aborted the generation (e.g. at shutdown); it may be tried again.
  */
-export const GENERATION_ERROR_CODES = [
-  'failed_on_request',
-  'generation_failed',
-  'generator_unavailable',
-  'generator_timeout',
-  'bad_output',
-  'aborted',
-] as const;
-
-export type GenerationErrorCode = (typeof GENERATION_ERROR_CODES)[number];
+export type GenerationErrorCode =
+  | 'failed_on_request'
+  | 'generation_failed'
+  | 'generator_unavailable'
+  | 'generator_timeout'
+  | 'bad_output'
+  | 'aborted';
 
 /**
  * A generation failed. The message is written for the client: it becomes the text of the error

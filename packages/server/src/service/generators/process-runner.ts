@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 /** What is written to the program's stdin: bytes, or a writer that streams them (and awaits drain). */
 export type ProcessInput = string | Uint8Array | ((stdin: Writable) => Promise<void>);
 
-export interface RunProcessOptions {
+interface RunProcessOptions {
   /** The program and its arguments; run directly, never through a shell. */
   argv: readonly string[];
   input?: ProcessInput | undefined;
@@ -31,7 +31,7 @@ export interface RunProcessOptions {
   stderrTailBytes?: number | undefined;
 }
 
-export interface ProcessOutcome {
+interface ProcessOutcome {
   /** `exited` when the program ended by itself (or could not start: see `spawnError`). */
   ended: 'exited' | 'timeout' | 'aborted' | 'killed';
   exitCode: number | null;
@@ -215,7 +215,7 @@ export function writeWithBackpressure(stream: Writable, chunk: Uint8Array): Prom
 }
 
 /** Longest text {@link lastLines} returns, in characters: it becomes a callback's message as it is. */
-export const MAX_DETAIL_CHARS = 1000;
+const MAX_DETAIL_CHARS = 1000;
 
 /**
  * The last `count` non-empty lines of a program's output, joined with ` | ` for a one-line

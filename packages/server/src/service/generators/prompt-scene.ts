@@ -15,7 +15,7 @@ import {
 } from './bitmap-font.ts';
 import { fitText, textBlockSize, toFontText } from './text-layout.ts';
 
-export interface SceneContent {
+interface SceneContent {
   /** The large text: the prompt. */
   text: string;
   /** The small line at the bottom. */

@@ -8,14 +8,14 @@ import { DESCENT, GLYPH_ADVANCE, GLYPH_HEIGHT, GLYPH_WIDTH, LINE_ADVANCE } from 
 const LINE_HEIGHT = GLYPH_HEIGHT + DESCENT;
 
 /** Lines of text at a scale (each font pixel drawn as `scale`×`scale` image pixels). */
-export interface TextLayout {
+interface TextLayout {
   lines: string[];
   scale: number;
   /** True when the text did not fit even at the smallest scale and was cut short. */
   truncated: boolean;
 }
 
-export interface FitOptions {
+interface FitOptions {
   /** The rectangle, in image pixels. */
   width: number;
   height: number;

@@ -9,7 +9,7 @@ export function encodeWorkEvent(event: WorkEvent): string {
   return JSON.stringify({ kind: event.kind, id_gen: event.id_gen });
 }
 
-export function decodeWorkEvent(payload: string | undefined): WorkEvent | undefined {
+function decodeWorkEvent(payload: string | undefined): WorkEvent | undefined {
   try {
     const value = JSON.parse(payload ?? '') as Partial<WorkEvent>;
     if (value.kind !== 'operation' && value.kind !== 'callback') return undefined;
@@ -19,7 +19,7 @@ export function decodeWorkEvent(payload: string | undefined): WorkEvent | undefi
   }
 }
 
-export interface NotificationListenerOptions {
+interface NotificationListenerOptions {
   client: pg.ClientConfig;
   channel: string;
   onEvent: (event: WorkEvent) => void;

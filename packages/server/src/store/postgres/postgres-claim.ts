@@ -29,7 +29,7 @@ import type { StoreDb } from '../schema.ts';
 import type { ClaimedCallback } from '../store.ts';
 
 /** What one claim binds; the rest of its SQL follows from whether it is capped. */
-export interface PostgresClaimValues extends Record<string, string | number | undefined> {
+interface PostgresClaimValues extends Record<string, string | number | undefined> {
   now: number;
   /** When the leases taken run out. */
   expires: number;
@@ -52,7 +52,7 @@ export interface PostgresClaimValues extends Record<string, string | number | un
  * callbacks); `byReceiver` names the states to list receiver by receiver instead, for a claim
  * made again after one that came out short from a walk that was cut (see `claimOnPostgres`).
  */
-export function postgresClaim(
+function postgresClaim(
   trx: StoreDb,
   capped: boolean,
   v: PostgresClaimValues,

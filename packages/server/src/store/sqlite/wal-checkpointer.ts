@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 
 /** How often the thread checkpoints, in ms, unless the store is told otherwise. */
-export const CHECKPOINT_INTERVAL_MS = 500;
+const CHECKPOINT_INTERVAL_MS = 500;
 
 /** SQLite's own default `wal_autocheckpoint`, restored when the thread is gone. */
 const AUTOCHECKPOINT_PAGES = 1000;
@@ -18,7 +18,7 @@ const STOP_GRACE_MS = 2000;
 
 const THREAD = new URL('./wal-checkpoint-thread.js', import.meta.url);
 
-export interface WalCheckpointerOptions {
+interface WalCheckpointerOptions {
   intervalMs?: number;
   /** A failure of the thread (it has stopped) or of starting it. */
   onError: (error: unknown) => void;

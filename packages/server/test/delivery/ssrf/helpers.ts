@@ -14,7 +14,7 @@ function answer(address: string): ResolvedAddress {
   return { address, family: address.includes(':') ? 6 : 4 };
 }
 
-export interface ScriptedResolver {
+interface ScriptedResolver {
   readonly resolver: Resolver;
   /** The names asked, in order. */
   readonly asked: string[];
@@ -41,7 +41,7 @@ export function scriptedResolver(table: Record<string, string[] | string[][]>): 
 }
 
 /** What the guard asked the dialler to connect to. */
-export interface DialRecord {
+interface DialRecord {
   readonly hostname: string;
   readonly host: string | undefined;
   readonly port: string;
@@ -49,7 +49,7 @@ export interface DialRecord {
   readonly servername: string | undefined;
 }
 
-export interface RecordingDialer {
+interface RecordingDialer {
   readonly connect: Connector;
   readonly dialled: DialRecord[];
 }

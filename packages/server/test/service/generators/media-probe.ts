@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ffmpegBinary } from '../../../src/service/generators/index.ts';
 import { runProcess } from '../../../src/service/generators/process-runner.ts';
 
-export interface ProbeResult {
+interface ProbeResult {
   /** Exit code of a full decode (`ffmpeg -i FILE -f null -`); 0 when every frame decoded. */
   exitCode: number | null;
   codec: string | undefined;
