@@ -174,6 +174,8 @@ export function operatorViewCases(t: SuiteContext): void {
     const delivered = await tried(t, A, [{ ago: 0, duration: 5, status: 200, next: 'delivered' }]);
     const gone = await tried(t, A, [{ ago: 0, duration: 5, status: 410, next: 'gone' }]);
     const elsewhere = await tried(t, C, [{ ago: 0, duration: 5, status: 500, next: 'dead' }]);
+    const waiting = await tried(t, A, [{ ago: 0, duration: 5, status: 503, next: 'retrying' }]);
+    const dueAt = (await store.getCallback(waiting))!.next_attempt_at;
 
     expect(await store.recoverEndpoint('a.test:80', since)).toBe(2);
     const state = async (id: string) => (await store.getCallback(id))!;
@@ -190,9 +192,11 @@ export function operatorViewCases(t: SuiteContext): void {
     expect((await state(delivered)).state).toBe('delivered');
     expect((await state(gone)).state).toBe('gone');
     expect((await state(elsewhere)).state).toBe('dead');
+    // Not dead yet: left to its schedule.
+    expect(await state(waiting)).toMatchObject({ state: 'retrying', round: 1, next_attempt_at: dueAt });
     // Queued as a redelivery is: the next claim takes them.
     const claimed = await store.claimCallbacks('w', { limit: 10, leaseMs: LEASE });
-    expect(claimed.map((c) => c.callback.id_gen).sort()).toEqual([atSince, after].sort());
+    expect(claimed.map((c) => c.callback.id_gen).sort()).toEqual([atSince, after, waiting].sort());
     expect(await store.recoverEndpoint('a.test:80', since)).toBe(0);
     expect(await store.recoverEndpoint('nobody.test:80', 0)).toBe(0);
   });
