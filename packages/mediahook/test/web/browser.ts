@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 
-const ARTIFACTS = fileURLToPath(new URL('../../../../test-artifacts/', import.meta.url));
+export const ARTIFACTS = fileURLToPath(new URL('../../../../test-artifacts/', import.meta.url));
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 

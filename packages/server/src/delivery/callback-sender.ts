@@ -33,6 +33,10 @@ export interface AttemptResult {
   error: string | null;
   /** The first bytes of the answer, as text. */
   response_head: string | null;
+  /** The headers sent with the request; null when none was sent (refused before dialling). */
+  request_headers: Record<string, string> | null;
+  /** The answer's headers (a repeated one joined by `, `); null without an answer. */
+  response_headers: Record<string, string> | null;
   verdict: AttemptVerdict;
   /** What the receiver's `Retry-After` asked for, in ms. */
   retry_after_ms: number | null;
@@ -215,12 +219,13 @@ export class CallbackSender {
       let responseHeaders: IncomingHttpHeaders = {};
       const kept: Buffer[] = [];
       let keptBytes = 0;
-      const answered = () => settle(answerOf(at, started, status!, responseHeaders, kept));
+      const answered = () => settle(answerOf(at, started, status!, headers, responseHeaders, kept));
       const failed = (error: unknown) => {
         const refusal = findSsrfRefusal(error);
-        if (refusal) return settle(failure(at, started, 'refused', refusal.message));
+        if (refusal) return settle(failure(at, started, 'refused', refusal.message, headers));
         const reason = abortReason ? abortReason.message : describeNetworkError(error);
-        settle(failure(at, started, 'retry', `${reason} after ${sent} of ${encoded.contentLength} bytes`));
+        const why = `${reason} after ${sent} of ${encoded.contentLength} bytes`;
+        settle(failure(at, started, 'retry', why, headers));
       };
 
       // undici takes the iterable as it is; a Readable around it would cost more than the request.
@@ -301,13 +306,21 @@ export class CallbackSender {
   }
 }
 
-function failure(at: string, started: number, verdict: AttemptVerdict, error: string): AttemptResult {
+function failure(
+  at: string,
+  started: number,
+  verdict: AttemptVerdict,
+  error: string,
+  requestHeaders: Record<string, string> | null = null,
+): AttemptResult {
   return {
     at,
     duration_ms: Math.round(performance.now() - started),
     status_code: null,
     error,
     response_head: null,
+    request_headers: requestHeaders,
+    response_headers: null,
     verdict,
     retry_after_ms: null,
   };
@@ -324,11 +337,21 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** An answer's headers as text, a repeated one (Set-Cookie) joined by `, `. */
+function headerTexts(headers: IncomingHttpHeaders): Record<string, string> {
+  const texts: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) texts[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return texts;
+}
+
 /** The attempt for an answer: its status decides; redirects are never followed. */
 function answerOf(
   at: string,
   started: number,
   status: number,
+  sentHeaders: Record<string, string>,
   headers: IncomingHttpHeaders,
   kept: readonly Buffer[],
 ): AttemptResult {
@@ -346,6 +369,8 @@ function answerOf(
         : null,
     // No bytes at all (a 204, an empty 200) is no answer to show, as for a failure.
     response_head: kept.length === 0 ? null : Buffer.concat(kept).toString('utf8'),
+    request_headers: sentHeaders,
+    response_headers: headerTexts(headers),
     verdict,
     retry_after_ms: verdict === 'retry' ? parseRetryAfter(headerText(headers['retry-after'])) : null,
   };

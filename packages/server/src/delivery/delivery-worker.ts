@@ -333,6 +333,8 @@ export class DeliveryWorker {
           status_code: null,
           error: 'result_missing: the result file is no longer kept',
           response_head: null,
+          request_headers: null,
+          response_headers: null,
           verdict: 'refused',
           retry_after_ms: null,
         };
@@ -396,6 +398,8 @@ export class DeliveryWorker {
           status_code: attempt.status_code,
           error: attempt.error,
           response_head: attempt.response_head,
+          request_headers: attempt.request_headers,
+          response_headers: attempt.response_headers,
         },
         next,
         circuit,

@@ -3,7 +3,7 @@
  * result file as the sender takes it.
  */
 import type { FileSource, OutgoingCallback } from 'mediahook/protocol';
-import type { OperationRecord, OperationResult } from '../store/index.ts';
+import { callbackStatusOf, type OperationRecord, type OperationResult } from '../store/index.ts';
 import type { AllocateBuffer, BlobStore } from './blobs/index.ts';
 
 /**
@@ -26,7 +26,7 @@ export function outgoingCallbackOf(operation: OperationRecord, file: FileSource 
     return {
       ...fields,
       event: 'success',
-      status: operation.status_text ?? 'success',
+      status: callbackStatusOf(operation, true),
       file,
       mediaType: operation.result.media_type,
     };
@@ -34,7 +34,7 @@ export function outgoingCallbackOf(operation: OperationRecord, file: FileSource 
   return {
     ...fields,
     event: 'error',
-    status: operation.status_text ?? 'error',
+    status: callbackStatusOf(operation, false),
     message: operation.error_message ?? 'the operation failed',
   };
 }

@@ -57,6 +57,16 @@ export const ATTEMPT_SCHEMA = {
       type: ['string', 'null'],
       description: 'The first bytes (up to 1 KiB) of the receiver’s answer, as text; null without one.',
     },
+    request_headers: {
+      type: ['object', 'null'],
+      additionalProperties: { type: 'string' },
+      description: 'The headers sent (up to 4 KiB of them); null when nothing was sent.',
+    },
+    response_headers: {
+      type: ['object', 'null'],
+      additionalProperties: { type: 'string' },
+      description: 'The receiver’s answer’s headers (up to 4 KiB of them); null without an answer.',
+    },
   },
 } as const;
 
@@ -94,6 +104,10 @@ export const OPERATION_SCHEMA = {
       required: ['state', 'next_attempt_at', 'attempts'],
       properties: {
         state: { type: 'string', enum: CALLBACK_STATES },
+        status: {
+          type: ['string', 'null'],
+          description: 'The `status` part the callback carries; null until the operation has finished.',
+        },
         next_attempt_at: { type: ['string', 'null'], format: 'date-time' },
         attempts: { type: 'array', items: { $ref: '#/components/schemas/Attempt' } },
       },
@@ -118,6 +132,100 @@ export const ENDPOINT_SCHEMA = {
     circuit_state: { type: 'string', enum: CIRCUIT_STATES },
     consecutive_failures: { type: 'integer', minimum: 0 },
     open_until: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+export const RECOVER_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['since'],
+  properties: {
+    since: {
+      type: 'string',
+      format: 'date-time',
+      description: 'RFC 3339: the dead callbacks that ended at or after it are queued again.',
+    },
+  },
+} as const;
+
+export const RECOVERED_SCHEMA = {
+  type: 'object',
+  required: ['requeued'],
+  properties: { requeued: { type: 'integer', minimum: 0, description: 'How many were queued again.' } },
+} as const;
+
+const COUNT = { type: 'integer', minimum: 0 } as const;
+const NULLABLE_MS = { type: ['integer', 'null'], minimum: 0 } as const;
+
+export const ENDPOINT_HEALTH_LIST_SCHEMA = {
+  type: 'object',
+  required: ['endpoints'],
+  properties: {
+    endpoints: {
+      type: 'array',
+      description: 'Every receiver called, worst first.',
+      items: {
+        type: 'object',
+        required: [
+          'key',
+          'circuit_state',
+          'callbacks',
+          'last_attempt_at',
+          'last_error',
+          'success_rate_1h',
+          'latency_ms',
+        ],
+        properties: {
+          key: ENDPOINT_SCHEMA.properties.key,
+          circuit_state: ENDPOINT_SCHEMA.properties.circuit_state,
+          callbacks: {
+            type: 'object',
+            required: CALLBACK_STATES,
+            properties: Object.fromEntries(CALLBACK_STATES.map((state) => [state, COUNT])),
+            description: 'Its callbacks by state.',
+          },
+          last_attempt_at: { type: ['string', 'null'], format: 'date-time' },
+          last_error: {
+            type: ['string', 'null'],
+            description: "The last failed attempt's error, or `HTTP <status>` when the receiver answered.",
+          },
+          success_rate_1h: {
+            type: ['number', 'null'],
+            minimum: 0,
+            maximum: 1,
+            description: "Share of the last hour's attempts answered 2xx; null without attempts.",
+          },
+          latency_ms: {
+            type: ['object', 'null'],
+            required: ['p50', 'p95'],
+            properties: { p50: COUNT, p95: COUNT },
+            description: "The last hour's attempt durations (nearest rank); null without attempts.",
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export const STATS_SCHEMA = {
+  type: 'object',
+  required: ['buckets'],
+  properties: {
+    buckets: {
+      type: 'array',
+      description: 'Oldest first: 60 of 1 min for 1h, 96 of 15 min for 24h; the last holds now.',
+      items: {
+        type: 'object',
+        required: ['start', 'delivered', 'failed', 'p50_ms', 'p95_ms'],
+        properties: {
+          start: TIME,
+          delivered: { ...COUNT, description: 'Attempts answered 2xx.' },
+          failed: { ...COUNT, description: 'Every other attempt.' },
+          p50_ms: NULLABLE_MS,
+          p95_ms: NULLABLE_MS,
+        },
+      },
+    },
   },
 } as const;
 

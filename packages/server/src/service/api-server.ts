@@ -12,24 +12,29 @@ import {
   hostNotAllowedMessage,
   oncePerHost,
   requestTargetOf,
-  sendRevalidated,
 } from 'mediahook/web';
 import { requestHeadError } from './api-http-server.ts';
 import { sendBlobAnswer } from './blob-answer.ts';
 import { readMultipartSubmission } from './submission/multipart-submission.ts';
 import { submitCallback } from './submission/submit-callback.ts';
+import { ApiError, apiErrorResponse, crossSiteRequest, hostNotAllowed, unauthorized } from './api-error.ts';
 import {
-  ApiError,
-  apiErrorResponse,
-  crossSiteRequest,
-  hostNotAllowed,
-  methodNotAllowed,
-  unauthorized,
-} from './api-error.ts';
+  JSON_TYPE,
+  methodOf,
+  oneOf,
+  queryParam,
+  readJson,
+  segment,
+  send,
+  sendData,
+  sendJson,
+  textParam,
+} from './api-exchange.ts';
 import { corsHeaders, crossSiteReason, isAllowedPreflight, PREFLIGHT_HEADERS } from './cross-site.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
-import { MAX_JSON_BYTES, parseCreateOperation } from './request-validation.ts';
+import { operatorRoute } from './operator-routes.ts';
+import { parseCreateOperation } from './request-validation.ts';
 import type { RequestDrain } from './request-drain.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
@@ -51,137 +56,17 @@ interface ApiOptions {
   maxSubmittedFileBytes?: number | undefined;
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-const JSON_TYPE = 'application/json; charset=utf-8';
 const OPERATION_PATH = /^\/v1\/operations\/([^/]+)(\/redeliver|\/result)?$/;
-const ENDPOINT_PATH = /^\/v1\/endpoints\/([^/]+)$/;
 
 /** SHA-256 of an API key, as the store keeps it. */
 export function apiKeyHash(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const type = req.headers['content-type'] ?? '';
-  if (!/^application\/json\s*(;|$)/i.test(type)) {
-    throw new ApiError(415, 'unsupported_media_type', 'send the request body as application/json');
-  }
-  const coding = req.headers['content-encoding'];
-  // RFC 9110 §8.4.1: a content coding the server does not decode is answered 415, not read as JSON.
-  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
-    throw new ApiError(
-      415,
-      'unsupported_media_type',
-      `the body is sent with Content-Encoding ${coding.slice(0, 100)}: send it unencoded`,
-    );
-  }
-  // A declared length over the limit is refused before a byte is read (and, with `Expect:
-  // 100-continue`, before the client sends one: see createApiServer).
-  if (Number(req.headers['content-length']) > MAX_JSON_BYTES) {
-    throw new ApiError(413, 'body_too_large', `the body is over ${MAX_JSON_BYTES} bytes`, {
-      connection: 'close',
-    });
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_JSON_BYTES)
-      throw new ApiError(413, 'body_too_large', `the body is over ${MAX_JSON_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  let text: string;
-  try {
-    // RFC 8259 §8.1: JSON between systems is UTF-8; bytes that are not are refused, not replaced.
-    text = UTF8.decode(Buffer.concat(chunks));
-  } catch {
-    throw new ApiError(400, 'invalid_json', 'the body is not UTF-8 text');
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ApiError(400, 'invalid_json', 'the body is not valid JSON');
-  }
-}
-
-function send(
-  res: ServerResponse,
-  status: number,
-  type: string,
-  text: string,
-  headers: Readonly<Record<string, string>> = {},
-): void {
-  // Node leaves the body out of an answer to HEAD and keeps its Content-Length (RFC 9110 §9.3.2).
-  res.writeHead(status, {
-    ...headers,
-    'content-type': type,
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  });
-  res.end(text);
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  send(res, status, JSON_TYPE, JSON.stringify(body));
-}
-
-/** A resource the dashboard polls: 304 to a client that holds it already (sendRevalidated). */
-function sendData(res: ServerResponse, body: unknown): void {
-  sendRevalidated(res.req, res, JSON.stringify(body), { 'content-type': JSON_TYPE });
-}
-
 /**
- * The method a route sees (HEAD goes wherever GET does); throws 405 with `Allow` when the
- * route does not take it.
- */
-function methodOf(req: IncomingMessage, path: string, allowed: readonly ('GET' | 'POST')[]): 'GET' | 'POST' {
-  const method = req.method === 'HEAD' ? 'GET' : req.method;
-  const found = allowed.find((name) => name === method);
-  if (found) return found;
-  const allow = allowed.flatMap((name) => (name === 'GET' ? ['GET', 'HEAD'] : [name]));
-  throw methodNotAllowed(req.method ?? '', path, allow.sort());
-}
-
-/** A path segment, percent-decoded; one that cannot be decoded names no resource. */
-function segment(raw: string, path: string): string {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(raw);
-  } catch {
-    throw new ApiError(404, 'not_found', `no such resource: ${path}`);
-  }
-  // No id or key holds U+0000 (the store refuses it): such a segment names nothing either.
-  if (decoded.includes('\u0000')) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
-  return decoded;
-}
-
-/** A query parameter's one value: given twice, which one was meant is anyone's guess. */
-function queryParam(url: URL, name: string): string | null {
-  const values = url.searchParams.getAll(name);
-  if (values.length > 1) throw new ApiError(400, 'invalid_request', `${name} is given more than once`);
-  return values[0] ?? null;
-}
-
-/** A free-text query parameter; U+0000 is refused here rather than by the store. */
-function textParam(url: URL, name: string): string | undefined {
-  const value = queryParam(url, name);
-  if (value === null) return undefined;
-  if (value.includes('\u0000'))
-    throw new ApiError(400, 'invalid_request', `${name} contains a NUL character`);
-  return value;
-}
-
-function oneOf<T extends string>(name: string, value: string | null, allowed: readonly T[]): T | undefined {
-  if (value === null) return undefined;
-  if (!(allowed as readonly string[]).includes(value)) {
-    throw new ApiError(400, 'invalid_request', `${name} takes one of ${allowed.join(', ')}`);
-  }
-  return value as T;
-}
-
-/**
- * The service's HTTP API (packages/server/docs/service.md, API) as a `node:http` handler: operations, redelivery,
- * OpenAPI, health, metrics and the dashboard. With API keys in the store, `/v1` asks for
+ * The service's HTTP API (packages/server/docs/service.md, API) as a `node:http` handler:
+ * operations, redelivery, the operator's view (operator-routes.ts), OpenAPI, health, metrics and
+ * the dashboard. With API keys in the store, `/v1` asks for
  * `Authorization: Bearer <key>`. With `drain`, each request is tracked so a shutdown can wait for it.
  *
  * @example
@@ -305,20 +190,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       return methodOf(req, path, ['GET', 'POST']) === 'POST' ? create(req, res) : list(url, res);
     }
 
-    const endpoint = ENDPOINT_PATH.exec(path);
-    if (endpoint) {
-      methodOf(req, path, ['GET']);
-      const record = await store.getEndpoint(segment(endpoint[1]!, path));
-      // An open circuit whose pause is over has its next attempt as the probe, whenever one is
-      // due: half-open already, although the store marks it so only when it claims that attempt.
-      const paused = record.circuit_state === 'open' && record.open_until! > Date.now();
-      return sendData(res, {
-        key: record.key,
-        circuit_state: record.circuit_state === 'open' && !paused ? 'half_open' : record.circuit_state,
-        consecutive_failures: record.consecutive_failures,
-        open_until: record.open_until === null ? null : new Date(record.open_until).toISOString(),
-      });
-    }
+    if (await operatorRoute(store, log, req, res, url)) return;
 
     const match = OPERATION_PATH.exec(path);
     if (!match) throw new ApiError(404, 'not_found', `no such resource: ${path}`);

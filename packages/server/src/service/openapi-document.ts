@@ -1,13 +1,18 @@
 import { FAMILIES, FAMILY_PARTS, version } from 'mediahook/protocol';
+import { STATS_WINDOWS } from '../store/index.ts';
 import {
   ATTEMPT_SCHEMA,
   CALLBACK_SCHEMAS,
   callbackSchemaName,
   CREATE_OPERATION_SCHEMA,
+  ENDPOINT_HEALTH_LIST_SCHEMA,
   ENDPOINT_SCHEMA,
   ERROR_SCHEMA,
   OPERATION_LIST_SCHEMA,
   OPERATION_SCHEMA,
+  RECOVER_SCHEMA,
+  RECOVERED_SCHEMA,
+  STATS_SCHEMA,
 } from './api-schemas.ts';
 
 const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
@@ -121,6 +126,10 @@ export function openApiDocument(): Record<string, unknown> {
         OperationList: OPERATION_LIST_SCHEMA,
         Attempt: ATTEMPT_SCHEMA,
         Endpoint: ENDPOINT_SCHEMA,
+        EndpointHealthList: ENDPOINT_HEALTH_LIST_SCHEMA,
+        Recover: RECOVER_SCHEMA,
+        Recovered: RECOVERED_SCHEMA,
+        Stats: STATS_SCHEMA,
         Error: ERROR_SCHEMA,
         ...CALLBACK_SCHEMAS,
       },
@@ -257,6 +266,56 @@ export function openApiDocument(): Record<string, unknown> {
             },
             '401': UNAUTHORIZED,
             '404': errorResponse('Unknown, failed, or its file is no longer kept.'),
+          },
+        },
+      },
+      '/v1/endpoints': {
+        get: {
+          operationId: 'listEndpoints',
+          summary: 'Every receiver called, worst first, with its health',
+          responses: {
+            '200': { description: 'The receivers.', content: json('EndpointHealthList') },
+            '401': UNAUTHORIZED,
+          },
+        },
+      },
+      '/v1/endpoints/{key}/recover': {
+        parameters: [
+          { name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'host:port' },
+        ],
+        post: {
+          operationId: 'recoverEndpoint',
+          summary: "Queue again, as redeliver would, the receiver's dead callbacks that ended since a time",
+          requestBody: { required: true, content: json('Recover') },
+          responses: {
+            '202': { description: 'Queued again (none: 0).', content: json('Recovered') },
+            '400': errorResponse(
+              '`since` is not an RFC 3339 time with its zone (`invalid_since`), or the body has another ' +
+                'shape (`invalid_request`, `invalid_json`).',
+            ),
+            '401': UNAUTHORIZED,
+            '403': errorResponse("Another site's page made the request (`cross_site_request`)."),
+            '404': errorResponse('The key is not text (bad percent-encoding, or U+0000).'),
+            '413': errorResponse('The body is over 64 KiB (`body_too_large`).'),
+            '415': errorResponse('The body is not `application/json` (`unsupported_media_type`).'),
+          },
+        },
+      },
+      '/v1/stats': {
+        get: {
+          operationId: 'getStats',
+          summary: 'Attempts over time in equal buckets: 1 min for 1h, 15 min for 24h',
+          parameters: [
+            {
+              name: 'window',
+              in: 'query',
+              schema: { type: 'string', enum: Object.keys(STATS_WINDOWS), default: '1h' },
+            },
+          ],
+          responses: {
+            '200': { description: 'The buckets.', content: json('Stats') },
+            '400': errorResponse('An unknown window (`invalid_request`).'),
+            '401': UNAUTHORIZED,
           },
         },
       },

@@ -4,7 +4,7 @@ import { type Family, familiesCarrying, familyMediaProblem } from 'mediahook/pro
 import { WEBHOOK_SCHEMES } from '../delivery/index.ts';
 import type { OperationKind } from '../store/index.ts';
 import { ApiError } from './api-error.ts';
-import { CREATE_OPERATION_SCHEMA } from './api-schemas.ts';
+import { CREATE_OPERATION_SCHEMA, RECOVER_SCHEMA } from './api-schemas.ts';
 import { mediaTypeOf } from './generators/index.ts';
 
 // ajv-formats is CommonJS: its function is the module itself or its `default`, by loader.
@@ -22,6 +22,8 @@ ajv.addFormat('iri', true);
 export const MAX_JSON_BYTES = 64 * 1024;
 
 const validateCreate = ajv.compile(CREATE_OPERATION_SCHEMA);
+const validateRecover = ajv.compile(RECOVER_SCHEMA);
+const validateSince = ajv.compile(RECOVER_SCHEMA.properties.since);
 
 /** With the `u` flag a surrogate pair is one code point: only a half of one matches. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
@@ -106,4 +108,25 @@ export function parseCreateOperation(body: unknown): CreateOperationRequest {
     throw new ApiError(400, code, `${mismatch}: a ${request.kind} needs family ${carriers}`);
   }
   return request;
+}
+
+/** RFC 3339 with a zone (`Z` or an offset); ajv's date-time also takes a space for the `T`. */
+const RFC_3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * The body of `POST /v1/endpoints/{key}/recover`: `since` as Unix ms. A body of another shape
+ * is `400 invalid_request`; a `since` that is not an RFC 3339 time with its zone, `400 invalid_since`.
+ */
+export function parseRecover(body: unknown): { since: number } {
+  const since = (body as { since?: unknown } | null)?.since;
+  if (typeof since === 'string' && !(RFC_3339.test(since) && validateSince(since))) {
+    throw new ApiError(
+      400,
+      'invalid_since',
+      'since is not an RFC 3339 time with its zone, as 2026-01-01T10:00:00Z',
+    );
+  }
+  if (!validateRecover(body))
+    throw new ApiError(400, 'invalid_request', describe(validateRecover.errors?.[0]));
+  return { since: Date.parse(since as string) };
 }

@@ -2,7 +2,7 @@
  * Recording an attempt, as bound values: what moves the callback on and what the attempt's row
  * holds, and the conditional UPDATE that moves it, shared by both databases' statements.
  */
-import { RESPONSE_HEAD_CHARS } from './records.ts';
+import { HEADERS_CHARS, RESPONSE_HEAD_CHARS } from './records.ts';
 import type { CallbackState, StoreDb } from './schema.ts';
 import type { AttemptInput, NextCallbackState } from './store.ts';
 import { StoreError } from './store-error.ts';
@@ -30,6 +30,23 @@ function storable(text: string): string;
 function storable(text: string | null): string | null;
 function storable(text: string | null): string | null {
   return text === null ? null : text.replaceAll('\u0000', '\uFFFD');
+}
+
+/**
+ * Headers as the JSON text kept, each name and value storable, the ones after `HEADERS_CHARS`
+ * of them left out (a receiver's answer may carry any number), so the text is always whole JSON.
+ */
+function headersText(headers: Readonly<Record<string, string>> | null | undefined): string | null {
+  if (headers === null || headers === undefined) return null;
+  const kept: Record<string, string> = {};
+  let size = 2;
+  for (const [name, value] of Object.entries(headers)) {
+    const entry = JSON.stringify({ [storable(name)]: storable(String(value)) }).length - 1;
+    if (size + entry > HEADERS_CHARS) break;
+    kept[storable(name)] = storable(String(value));
+    size += entry;
+  }
+  return JSON.stringify(kept);
 }
 
 function errorOf(attempt: AttemptInput): string | null {
@@ -61,6 +78,8 @@ export function recordValues(
     statusCode: attempt.status_code,
     error: storable(attempt.error ?? null),
     responseHead: storable(attempt.response_head?.slice(0, RESPONSE_HEAD_CHARS) ?? null),
+    requestHeaders: headersText(attempt.request_headers),
+    responseHeaders: headersText(attempt.response_headers),
   };
 }
 

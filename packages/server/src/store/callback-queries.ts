@@ -89,6 +89,28 @@ export async function releaseLeaseRows(
 }
 
 /**
+ * An UPDATE that queues callbacks again, due now, as `redeliverRow` describes; the caller says
+ * which and in what states.
+ */
+export function requeueQuery(db: StoreDb, now: number) {
+  return db.updateTable('callbacks').set((eb) => {
+    const tried = eb('round_attempt_count', '>', 0);
+    return {
+      state: eb.case().when(tried).then('pending').else(eb.ref('state')).end().$castTo<CallbackState>(),
+      next_attempt_at: now,
+      finished_at: null,
+      round: eb
+        .case()
+        .when(tried)
+        .then(eb('round', '+', 1))
+        .else(eb.ref('round'))
+        .end(),
+      round_attempt_count: 0,
+    };
+  });
+}
+
+/**
  * Queues a callback again, due now, in a new round: its retry schedule restarts, its attempts
  * so far stay. That holds for one still waiting for a retry too, so that asking for a delivery
  * now never costs it the tries its schedule had left; one not tried in its round yet is just
@@ -117,23 +139,7 @@ export async function redeliverRow(
   if (current.state === 'delivering') {
     throw new StoreError('conflict', `callback ${idGen} is being delivered right now`);
   }
-  const row = await trx
-    .updateTable('callbacks')
-    .set((eb) => {
-      const tried = eb('round_attempt_count', '>', 0);
-      return {
-        state: eb.case().when(tried).then('pending').else(eb.ref('state')).end().$castTo<CallbackState>(),
-        next_attempt_at: now,
-        finished_at: null,
-        round: eb
-          .case()
-          .when(tried)
-          .then(eb('round', '+', 1))
-          .else(eb.ref('round'))
-          .end(),
-        round_attempt_count: 0,
-      };
-    })
+  const row = await requeueQuery(trx, now)
     .where('id_gen', '=', idGen)
     .where('state', 'in', [...FINAL_CALLBACK_STATES, 'pending', 'retrying'])
     .returningAll()

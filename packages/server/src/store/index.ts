@@ -7,8 +7,16 @@ export { DEFAULT_CIRCUIT_POLICY, nextCircuit } from './circuit.ts';
 export { endpointKeyOf } from './endpoint-key.ts';
 export { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, MIGRATIONS, migrateToLatest } from './migrations.ts';
 export { openStore } from './open-store.ts';
+export {
+  circuitStateAt,
+  type EndpointHealth,
+  type OperatorViewStore,
+  STATS_WINDOWS,
+  type StatsBucket,
+  type StatsWindow,
+} from './operator-view.ts';
 export { PostgresStore, type PostgresStoreOptions } from './postgres/postgres-store.ts';
-export { isoTime, RESPONSE_HEAD_CHARS } from './records.ts';
+export { callbackStatusOf, isoTime, RESPONSE_HEAD_CHARS } from './records.ts';
 export {
   CALLBACK_STATES,
   type CallbackState,

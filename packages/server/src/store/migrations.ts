@@ -186,6 +186,38 @@ const submittedOperations: Migration = {
   },
 };
 
+/**
+ * What the operator's view reads of attempts: each one's receiver (filled in for the attempts
+ * already kept), the headers sent and answered, and indexes by time (the charts, the hour of
+ * each receiver), by receiver and time (its last attempt) and, for failed attempts only, by
+ * receiver and time (its last error, however many successes came since).
+ */
+const operatorView: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('attempts').addColumn('endpoint_key', 'text').execute();
+    await db.schema.alterTable('attempts').addColumn('request_headers', 'text').execute();
+    await db.schema.alterTable('attempts').addColumn('response_headers', 'text').execute();
+    await sql`update attempts set endpoint_key =
+      (select c.endpoint_key from callbacks c where c.id_gen = attempts.id_gen)`.execute(db);
+    await db.schema.createIndex('attempts_at_idx').ifNotExists().on('attempts').column('at').execute();
+    await db.schema
+      .createIndex('attempts_endpoint_idx')
+      .ifNotExists()
+      .on('attempts')
+      .columns(['endpoint_key', 'at'])
+      .execute();
+    await db.schema
+      .createIndex('attempts_failed_idx')
+      .ifNotExists()
+      .on('attempts')
+      .columns(['endpoint_key', 'at'])
+      .where(
+        sql<boolean>`(error is not null or status_code is null or status_code < 200 or status_code > 299)`,
+      )
+      .execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
@@ -193,6 +225,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0003_receiver_due_index': receiverDueIndex,
   '0004_queued_operations_index': queuedOperationsIndex,
   '0005_submitted_operations': submittedOperations,
+  '0006_operator_view': operatorView,
 };
 
 const provider: MigrationProvider = {

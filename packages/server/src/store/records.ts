@@ -16,9 +16,22 @@ import type {
 export type OperationRow = Selectable<OperationsTable>;
 export type CallbackRow = Selectable<CallbacksTable>;
 export type AttemptRow = Selectable<AttemptsTable>;
+/** What the operation resource shows of an attempt. */
+export type ResourceAttemptRow = Pick<
+  AttemptRow,
+  'at' | 'duration_ms' | 'status_code' | 'error' | 'response_head' | 'request_headers' | 'response_headers'
+>;
 
 /** The most response text kept per attempt: enough to see an error body, not to store a page. */
 export const RESPONSE_HEAD_CHARS = 1024;
+
+/** The most header text kept per attempt and direction: every header a sender or receiver sends normally. */
+export const HEADERS_CHARS = 4096;
+
+/** Headers kept as JSON text, back as an object; null when none were kept. */
+function headersOf(text: string | null): Record<string, string> | null {
+  return text === null ? null : (JSON.parse(text) as Record<string, string>);
+}
 
 /**
  * Milliseconds as RFC 3339 UTC text with milliseconds, the service's one time format.
@@ -97,6 +110,9 @@ export function toAttemptRecord(row: AttemptRow): AttemptRecord {
     error: row.error,
     response_head: row.response_head,
     worker_id: row.worker_id,
+    endpoint_key: row.endpoint_key,
+    request_headers: headersOf(row.request_headers),
+    response_headers: headersOf(row.response_headers),
   };
 }
 
@@ -111,6 +127,14 @@ export function toEndpointRecord(row: Selectable<EndpointsTable>): EndpointRecor
 }
 
 /**
+ * The `status` part an operation's callback carries: its override, else `success` or `error`
+ * by the outcome.
+ */
+export function callbackStatusOf(operation: Pick<OperationRow, 'status_text'>, success: boolean): string {
+  return operation.status_text ?? (success ? 'success' : 'error');
+}
+
+/**
  * The resource of one operation. Before the operation finishes there is no outbox row yet; the
  * callback then shows as `pending` with no due time and no attempts, so the shape never varies.
  * `next_attempt_at` is shown only while an attempt is scheduled (`pending`, `retrying`).
@@ -118,7 +142,7 @@ export function toEndpointRecord(row: Selectable<EndpointsTable>): EndpointRecor
 export function toOperationResource(
   op: OperationRow,
   callback: Pick<CallbackRow, 'state' | 'next_attempt_at'> | undefined,
-  attempts: readonly Pick<AttemptRow, 'at' | 'duration_ms' | 'status_code' | 'error' | 'response_head'>[],
+  attempts: readonly ResourceAttemptRow[],
 ): OperationResource {
   return {
     id_gen: op.id_gen,
@@ -131,6 +155,10 @@ export function toOperationResource(
     error_message: op.state === 'failed' ? op.error_message : null,
     callback: {
       state: callback?.state ?? 'pending',
+      status:
+        op.state === 'succeeded' || op.state === 'failed'
+          ? callbackStatusOf(op, op.state === 'succeeded')
+          : null,
       next_attempt_at:
         callback?.state === 'pending' || callback?.state === 'retrying'
           ? isoTimeOrNull(num(callback.next_attempt_at))
@@ -141,6 +169,8 @@ export function toOperationResource(
         status_code: num(a.status_code),
         error: a.error,
         response_head: a.response_head,
+        request_headers: headersOf(a.request_headers),
+        response_headers: headersOf(a.response_headers),
       })),
     },
   };

@@ -4,7 +4,7 @@
  * operations.
  */
 import type { StoreDb } from './schema.ts';
-import { type AttemptRow, toOperationResource } from './records.ts';
+import { type ResourceAttemptRow, toOperationResource } from './records.ts';
 import type { ListOperationsOptions, OperationResource } from './store.ts';
 import { StoreError } from './store-error.ts';
 
@@ -31,7 +31,16 @@ async function withAttempts(db: StoreDb, rows: Row[]): Promise<OperationResource
   if (rows.length === 0) return [];
   const attempts = await db
     .selectFrom('attempts')
-    .select(['id_gen', 'at', 'duration_ms', 'status_code', 'error', 'response_head'])
+    .select([
+      'id_gen',
+      'at',
+      'duration_ms',
+      'status_code',
+      'error',
+      'response_head',
+      'request_headers',
+      'response_headers',
+    ])
     .where(
       'id_gen',
       'in',
@@ -40,10 +49,7 @@ async function withAttempts(db: StoreDb, rows: Row[]): Promise<OperationResource
     .orderBy('id_gen')
     .orderBy('seq')
     .execute();
-  const byId = new Map<
-    string,
-    Pick<AttemptRow, 'at' | 'duration_ms' | 'status_code' | 'error' | 'response_head'>[]
-  >();
+  const byId = new Map<string, ResourceAttemptRow[]>();
   for (const attempt of attempts) {
     const list = byId.get(attempt.id_gen) ?? [];
     list.push(attempt);

@@ -95,6 +95,12 @@ export interface AttemptsTable {
   /** The first bytes of the receiver's answer, as text. */
   response_head: string | null;
   worker_id: string | null;
+  /** The callback's receiver (`host:port`), for the receivers' health; null on rows from before it was kept. */
+  endpoint_key: string | null;
+  /** The request's headers as sent, a JSON object of text; null when nothing was sent. */
+  request_headers: string | null;
+  /** The answer's headers, a JSON object of text; null without an answer. */
+  response_headers: string | null;
 }
 
 /** Circuit-breaker state of one receiver (`host:port`). */

@@ -22,6 +22,8 @@ import { toAttemptRecord, toCallbackRecord, toOperationRecord } from './records.
 import type { StoreDb } from './schema.ts';
 import { selectOperationResource, selectOperationResources } from './resource-queries.ts';
 import { closesInRecord, settleRows } from './settle-queries.ts';
+import { recoverEndpointRows, selectAttemptStats, selectEndpointHealth } from './operator-queries.ts';
+import type { EndpointHealth, StatsBucket, StatsWindow } from './operator-view.ts';
 import { selectEndpoint, selectNextDueAt, selectQueueDepth, upsertEndpoint } from './status-queries.ts';
 import type {
   ApiKeyRecord,
@@ -311,5 +313,19 @@ export abstract class SqlStore implements Store {
 
   queueDepth(): Promise<QueueDepth> {
     return selectQueueDepth(this.db);
+  }
+
+  listEndpointHealth(): Promise<EndpointHealth[]> {
+    return selectEndpointHealth(this.db, this.clock());
+  }
+
+  attemptStats(window: StatsWindow): Promise<StatsBucket[]> {
+    return selectAttemptStats(this.db, window, this.clock());
+  }
+
+  async recoverEndpoint(key: string, since: number): Promise<number> {
+    checkText('key', key);
+    if (!Number.isFinite(since)) throw new StoreError('invalid_argument', 'since must be a time in ms');
+    return this.write((trx, events) => recoverEndpointRows(trx, key, since, this.clock(), events));
   }
 }

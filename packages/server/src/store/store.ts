@@ -3,6 +3,7 @@
  * Unix milliseconds in records and RFC 3339 UTC text in the operation resource.
  */
 import type { Family, MediaType } from 'mediahook/protocol';
+import type { OperatorViewStore } from './operator-view.ts';
 import type { CallbackState, CallbacksTable, CircuitState, OperationKind, OperationState } from './schema.ts';
 import type { StoreError } from './store-error.ts';
 
@@ -91,10 +92,15 @@ export interface AttemptInput {
   error: string | null;
   /** The first bytes of the answer, as text; the store keeps at most `RESPONSE_HEAD_CHARS`. */
   response_head?: string | null;
+  /** The headers sent; null when nothing was sent. The store keeps `HEADERS_CHARS` of them. */
+  request_headers?: Readonly<Record<string, string>> | null;
+  /** The answer's headers; null without an answer. */
+  response_headers?: Readonly<Record<string, string>> | null;
 }
 
 export interface AttemptRecord extends Required<AttemptInput> {
   id_gen: string;
+  endpoint_key: string | null;
   seq: number;
   round: number;
   worker_id: string | null;
@@ -185,6 +191,11 @@ export interface OperationResource {
   error_message: string | null;
   callback: {
     state: CallbackState;
+    /**
+     * The `status` part the callback carries (`success` / `error`, or the operation's
+     * override); null until the operation has finished.
+     */
+    status: string | null;
     next_attempt_at: string | null;
     attempts: {
       at: string;
@@ -193,6 +204,10 @@ export interface OperationResource {
       error: string | null;
       /** The first bytes of the receiver's answer, as text (a receiver's error code, say). */
       response_head: string | null;
+      /** The headers sent (signature included); null when nothing was sent. */
+      request_headers: Record<string, string> | null;
+      /** The receiver's answer's headers; null without an answer. */
+      response_headers: Record<string, string> | null;
     }[];
   };
 }
@@ -336,8 +351,9 @@ export interface WorkStore {
 }
 
 /**
- * The durable store: operations, their callbacks (the outbox), attempts, receiver circuits and
- * API keys, each concern an interface of its own for code that needs only that one.
+ * The durable store: operations, their callbacks (the outbox), attempts, receiver circuits, API
+ * keys and the operator's view of them, each concern an interface of its own for code that
+ * needs only that one.
  * Implemented by `SqliteStore` (embedded, one process) and `PostgresStore` (many workers).
  *
  * @example
@@ -345,7 +361,8 @@ export interface WorkStore {
  * await store.migrate();
  * await store.createOperation({ id_gen: uuidv7(), kind: 'image', family: 'A', webhook_url, prompt });
  */
-export interface Store extends OperationStore, OutboxStore, CircuitStore, ApiKeyStore, WorkStore {
+export interface Store
+  extends OperationStore, OutboxStore, CircuitStore, ApiKeyStore, WorkStore, OperatorViewStore {
   /** The database's name, for logs (`sqlite`, `postgres`): code asks the capabilities below. */
   readonly dialect: string;
   /**

@@ -1,5 +1,14 @@
-import { DASHBOARD_SCRIPT } from './dashboard-script.ts';
+import { readFileSync } from 'node:fs';
 import { pageHeaders, TEXT_SCRIPT, TEXT_STYLE } from 'mediahook/web';
+
+/**
+ * The dashboard's scripts (browser/, plain JavaScript checked by its own tsconfig.json), in the
+ * order the page runs them; the build copies them beside this module as they are.
+ */
+const SCRIPT_FILES = ['page-common', 'operations', 'attempt-detail', 'receivers', 'charts', 'start'];
+const DASHBOARD_SCRIPT = SCRIPT_FILES.map((name) =>
+  readFileSync(new URL(`./browser/${name}.js`, import.meta.url), 'utf8'),
+).join('\n');
 
 const STYLE = `${TEXT_STYLE}
   body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1d2330; background: #f7f8fa; }
@@ -27,17 +36,52 @@ const STYLE = `${TEXT_STYLE}
   img, video { max-width: 160px; max-height: 120px; display: block; }
   code { font-size: 12px; display: block; }
   :focus-visible { outline: 2px solid #1a56db; outline-offset: 2px; }
-  @media (max-width: 640px) { body { margin: .75rem; } img, video { max-width: 110px; } }
+  h2 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
+  h3 { font-size: .95rem; margin: .75rem 0 .25rem; }
+  h4 { font-size: .85rem; margin: .5rem 0 .15rem; color: #4d5566; }
+  table.receivers { min-width: 880px; }
+  col.c-key { width: 13rem; } col.c-circuit { width: 7rem; } col.c-rate { width: 7rem; }
+  col.c-p95 { width: 7rem; } col.c-recover { width: 13rem; }
+  .circuit-open { color: #b3261e; } .circuit-half-open { color: #8a6100; } .circuit-closed { color: #16703a; }
+  .count { white-space: nowrap; }
+  .recover { display: flex; flex-wrap: wrap; gap: .3rem; align-items: center; }
+  .recover .outcome { flex-basis: 100%; }
+  #charts { max-width: 900px; }
+  svg.chart { display: block; width: 100%; height: 120px; background: #fff; border: 1px solid #e3e6ec; }
+  svg.chart .axis { stroke: #c5cad3; }
+  svg.chart rect.delivered { fill: #2e9d5b; } svg.chart rect.failed { fill: #d0473c; }
+  svg.chart rect.p95 { fill: #1d3f8f; } svg.chart rect.p50 { fill: #8fb0ee; }
+  .legend { color: #4d5566; font-size: 12px; margin: .2rem 0 .75rem; }
+  #detail { background: #fff; border: 1px solid #e3e6ec; padding: .5rem 1rem 1rem; margin-top: 1rem; }
+  #detail[hidden] { display: none; }
+  .attempt { border-top: 1px solid #e3e6ec; padding: .4rem 0; }
+  .attempt summary { cursor: pointer; font-weight: 600; overflow-wrap: anywhere; }
+  dl.headers { display: grid; grid-template-columns: minmax(6rem, max-content) 1fr; gap: .1rem .75rem; margin: 0; }
+  dl.headers dt { font-weight: 600; overflow-wrap: anywhere; } dl.headers dd { margin: 0; overflow-wrap: anywhere; }
+  pre.first-bytes { white-space: pre-wrap; overflow-wrap: anywhere; background: #f2f3f6; padding: .5rem;
+                    max-height: 12em; overflow-y: auto; margin: 0; }
+  code.send-line { display: block; white-space: pre-wrap; overflow-wrap: anywhere; background: #f2f3f6;
+                   padding: .5rem; margin-bottom: .3rem; }
+  @media (max-width: 640px) {
+    body { margin: .75rem; } img, video { max-width: 110px; }
+    /* The receivers stack, one card each, every value beside its column's name. */
+    table.receivers { min-width: 0; }
+    table.receivers colgroup, table.receivers thead { display: none; }
+    table.receivers tr, table.receivers td { display: block; }
+    table.receivers tr { border-bottom: 2px solid #c5cad3; padding: .25rem 0; }
+    table.receivers td { border: 0; padding: .15rem .6rem; }
+    table.receivers td::before { content: attr(data-label) ": "; color: #4d5566; font-size: 12px; }
+  }
 `;
 
 // Runs as written: the CSP admits this script by its hash, and nothing else.
 const SCRIPT = TEXT_SCRIPT + DASHBOARD_SCRIPT;
 
 /**
- * The service dashboard at `/`: one self-contained page (no build step, no CDN) over the
- * service's own API. Lists operations a page of 100 at a time with their callback's delivery,
- * attempts, result preview, filters, and a redeliver button; refreshes every two seconds while
- * shown. With API keys, every call (the previews too) carries the key entered on the page.
+ * The service dashboard at `/`: one self-contained page (no CDN) over the service's own API.
+ * Receivers by health with a Recover button, charts of the last hour or day, and operations a
+ * page of 100 at a time with their callback's delivery, attempts (in detail on demand), result
+ * preview, filters, search by id_gen, and a redeliver button; refreshes while shown. With API keys, every call (the previews too) carries the key entered on the page.
  */
 export function dashboardPage(): string {
   return `<!doctype html>
@@ -50,8 +94,9 @@ export function dashboardPage(): string {
 <style>${STYLE}</style>
 </head>
 <body>
-<h1>Operations</h1>
+<h1>mediahook</h1>
 <form id="filters">
+  <label>id_gen <input name="id" placeholder="search by id_gen" size="24" autocomplete="off"></label>
   <label>state <select name="state"><option value="">any</option><option>queued</option><option>running</option><option>succeeded</option><option>failed</option></select></label>
   <label>callback <select name="callback_state"><option value="">any</option><option>pending</option><option>delivering</option><option>retrying</option><option>delivered</option><option>dead</option><option>gone</option></select></label>
   <label>family <select name="family"><option value="">any</option><option>A</option><option>B</option></select></label>
@@ -61,6 +106,22 @@ export function dashboardPage(): string {
 </form>
 <p id="problem" role="status"></p>
 <p id="message" role="status"></p>
+<section id="receivers-panel" aria-labelledby="receivers-title">
+<h2 id="receivers-title">Receivers</h2>
+<div class="scroll">
+<table class="receivers">
+  <colgroup><col class="c-key"><col class="c-circuit"><col class="c-counts"><col class="c-rate"><col class="c-p95"><col class="c-last"><col class="c-recover"></colgroup>
+  <thead><tr><th scope="col">receiver</th><th scope="col">circuit</th><th scope="col">callbacks</th><th scope="col">success (1 h)</th><th scope="col">p95 (1 h)</th><th scope="col">last error</th><th scope="col">recover dead callbacks</th></tr></thead>
+  <tbody id="receivers"></tbody>
+</table>
+</div>
+</section>
+<section id="activity" aria-labelledby="activity-title">
+<h2 id="activity-title">Activity</h2>
+<label>window <select id="window"><option value="1h">last hour</option><option value="24h">last 24 hours</option></select></label>
+<div id="charts"></div>
+</section>
+<h2>Operations</h2>
 <nav aria-label="pages">
   <button type="button" id="newer" disabled>Newer</button>
   <span id="page"></span>
@@ -73,6 +134,7 @@ export function dashboardPage(): string {
   <tbody id="operations"></tbody>
 </table>
 </div>
+<section id="detail" aria-label="attempt detail" hidden></section>
 <script>${SCRIPT}</script>
 </body>
 </html>

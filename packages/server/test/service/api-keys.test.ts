@@ -87,6 +87,24 @@ describe('API keys', () => {
       for (const path of ['/healthz', '/metrics', '/openapi.json'])
         expect((await run.get(path)).status).toBe(200);
     });
+
+    it('asks the operator’s view for the key too', async () => {
+      const recover = '/v1/endpoints/127.0.0.1:9/recover';
+      const since = { since: '2026-01-01T00:00:00Z' };
+      for (const [method, path] of [
+        ['GET', '/v1/endpoints'],
+        ['GET', '/v1/endpoints/127.0.0.1:9'],
+        ['GET', '/v1/stats?window=24h'],
+        ['POST', recover],
+      ] as const) {
+        const anonymous = await run.call(method, path, method === 'POST' ? since : undefined);
+        expect([anonymous.status, anonymous.body.error.code], path).toEqual([401, 'unauthorized']);
+        const keyed = await run.call(method, path, method === 'POST' ? since : undefined, {
+          authorization: `Bearer ${key}`,
+        });
+        expect(keyed.status, path).toBe(method === 'POST' ? 202 : 200);
+      }
+    });
   });
 
   it('`serve` starts, answers /healthz and stops on SIGTERM', async () => {

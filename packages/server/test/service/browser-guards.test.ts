@@ -53,6 +53,9 @@ describe('the service against DNS rebinding', () => {
         ['GET', '/openapi.json'],
         ['POST', '/v1/operations/x/redeliver'],
         ['GET', '/v1/operations/x/result'],
+        ['GET', '/v1/endpoints'],
+        ['POST', '/v1/endpoints/x:80/recover'],
+        ['GET', '/v1/stats'],
       ] as const) {
         const answer = await call(run, method, path, { host });
         expect([answer.status, answer.code], `${host} ${method} ${path}`).toEqual([421, 'host_not_allowed']);
@@ -124,6 +127,7 @@ describe('the service against requests from another site', () => {
         ['DELETE', `/v1/operations/${operation!.id_gen}`],
         ['PATCH', '/v1/operations'],
         ['OPTIONS', '/v1/operations'],
+        ['POST', '/v1/endpoints/127.0.0.1:9/recover'],
       ] as const) {
         const answer = await call(run, method, path, headers);
         expect([answer.status, answer.code], `${JSON.stringify(headers)} ${method} ${path}`).toEqual([

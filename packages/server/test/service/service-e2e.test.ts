@@ -47,7 +47,12 @@ describe('the service, end to end on SQLite', () => {
         state: 'queued',
         webhook_url,
       });
-      expect(response.body.callback).toEqual({ state: 'pending', next_attempt_at: null, attempts: [] });
+      expect(response.body.callback).toEqual({
+        state: 'pending',
+        status: null,
+        next_attempt_at: null,
+        attempts: [],
+      });
       created.push(response.body.id_gen as string);
     }
     await receiving.waitFor(created, 90_000);

@@ -57,6 +57,7 @@ export function operationCases(t: SuiteContext): void {
     await expectStoreError(store.createOperation(input), 'conflict');
     expect((await store.getOperation(input.id_gen))?.callback).toEqual({
       state: 'pending',
+      status: null,
       next_attempt_at: null,
       attempts: [],
     });
@@ -97,10 +98,12 @@ export function operationCases(t: SuiteContext): void {
     const [claimed] = await store.claimCallbacks('w1', { limit: 1, leaseMs: LEASE });
     expect(claimed?.operation.error_message).toBe('failure 0');
     const answer = '{"error":{"code":"missing_part","message":"no time_gen"}}';
+    const sent = { 'content-type': 'multipart/form-data; boundary=x', 'webhook-id': id! };
+    const answered = { 'content-type': 'application/json', 'x-note': '<b>\u0000</b>' };
     await store.recordAttempt(
       id!,
       'w1',
-      { ...attempt(T0 + 1, 500), response_head: answer },
+      { ...attempt(T0 + 1, 500), response_head: answer, request_headers: sent, response_headers: answered },
       {
         state: 'retrying',
         next_attempt_at: T0 + 5000,
@@ -132,6 +135,7 @@ export function operationCases(t: SuiteContext): void {
       error_message: 'failure 0',
       callback: {
         state: 'retrying',
+        status: 'error',
         next_attempt_at: '2025-01-01T00:00:05.000Z',
         attempts: [
           {
@@ -140,6 +144,9 @@ export function operationCases(t: SuiteContext): void {
             status_code: 500,
             error: null,
             response_head: answer,
+            request_headers: sent,
+            // Kept as both databases can keep text: NUL as U+FFFD.
+            response_headers: { ...answered, 'x-note': '<b>\uFFFD</b>' },
           },
         ],
       },

@@ -8,6 +8,7 @@ import { type BackendKind, POSTGRES_URL, postgresBackend, probePostgres, sqliteB
 import { callbackCases } from './callback-cases.ts';
 import { manualClock, type SuiteContext } from './helpers.ts';
 import { operationCases } from './operation-cases.ts';
+import { operatorViewCases } from './operator-view-cases.ts';
 import { settleCases } from './settle-cases.ts';
 import { textCases } from './text-cases.ts';
 import { wakeUpCases } from './wake-up-cases.ts';
@@ -46,4 +47,5 @@ describe.each(backends)('store on $name', (kind) => {
   settleCases(t);
   wakeUpCases(t);
   textCases(t);
+  operatorViewCases(t);
 });

@@ -20,7 +20,10 @@ export function operation(id: string, more: Record<string, unknown> = {}): Recor
 
 export type Api = (url: URL, req: IncomingMessage) => Answer | undefined;
 
-/** Serves the dashboard over `api`; a receiver's circuit is closed unless `api` says otherwise. */
+/**
+ * Serves the dashboard over `api`; unless `api` says otherwise, a receiver's circuit is closed
+ * and the receivers panel and charts are empty.
+ */
 export function startDashboard(api: Api): Promise<PageServer> {
   const closed = (url: URL): Answer => ({
     json: {
@@ -30,7 +33,14 @@ export function startDashboard(api: Api): Promise<PageServer> {
       open_until: null,
     },
   });
-  return startPageServer(dashboardPage(), DASHBOARD_HEADERS, (url, req) =>
-    url.pathname.startsWith('/v1/endpoints/') ? (api(url, req) ?? closed(url)) : api(url, req),
-  );
+  // The panels' reads, unless `api` answers them: no receiver, no attempt yet.
+  const empty = (url: URL): Answer | undefined =>
+    url.pathname === '/v1/endpoints'
+      ? { json: { endpoints: [] } }
+      : url.pathname === '/v1/stats'
+        ? { json: { buckets: [] } }
+        : url.pathname.startsWith('/v1/endpoints/')
+          ? closed(url)
+          : undefined;
+  return startPageServer(dashboardPage(), DASHBOARD_HEADERS, (url, req) => api(url, req) ?? empty(url));
 }

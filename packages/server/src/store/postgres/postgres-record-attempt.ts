@@ -47,6 +47,9 @@ function postgresRecordAttempt(outer: StoreDb, v: RecordValues & { now: number; 
             'error',
             'response_head',
             'worker_id',
+            'endpoint_key',
+            'request_headers',
+            'response_headers',
           ])
           .expression((eb) =>
             eb
@@ -61,6 +64,9 @@ function postgresRecordAttempt(outer: StoreDb, v: RecordValues & { now: number; 
                 sql<string | null>`cast(${v.error} as text)`.as('error'),
                 sql<string | null>`cast(${v.responseHead} as text)`.as('response_head'),
                 sql<string>`cast(${v.workerId} as text)`.as('worker_id'),
+                'moved.endpoint_key',
+                sql<string | null>`cast(${v.requestHeaders} as text)`.as('request_headers'),
+                sql<string | null>`cast(${v.responseHeaders} as text)`.as('response_headers'),
               ]),
           ),
       )

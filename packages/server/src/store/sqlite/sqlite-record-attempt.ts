@@ -26,6 +26,9 @@ export async function recordAttemptOnSqlite(
     error: v.error,
     response_head: v.responseHead,
     worker_id: v.workerId,
+    endpoint_key: row.endpoint_key,
+    request_headers: v.requestHeaders,
+    response_headers: v.responseHeaders,
   });
   return row;
 }

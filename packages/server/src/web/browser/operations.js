@@ -1,8 +1,6 @@
-/**
- * The dashboard's own script (after page-text.ts's shared part). It runs as written: the CSP
- * admits it by its hash, and nothing else.
- */
-export const DASHBOARD_SCRIPT = String.raw`
+// The operations list: a page of 100 at a time with their callback's delivery, attempts,
+// result preview and a redeliver button, refreshed every two seconds while shown.
+
 const PAGE_SIZE = 100;
 const POLL_MS = 2000;
 // A receiver's circuit is asked at most this often, and only for rows whose callback waits on it.
@@ -10,60 +8,45 @@ const CIRCUIT_MS = 10000;
 const CIRCUIT_STATES = ['retrying', 'dead'];
 const SHOWS_CIRCUIT = ['pending', 'retrying', 'dead'];
 const MAX_CIRCUIT_REQUESTS = 4;
-const form = document.getElementById('filters');
-const rows = document.getElementById('operations');
-const message = document.getElementById('message');
-const problem = document.getElementById('problem');
-const older = document.getElementById('older');
-const newer = document.getElementById('newer');
-const pageInfo = document.getElementById('page');
-const keyBox = document.getElementById('key');
-form.key.value = localStorage.getItem('mediahook-key') || '';
-keyBox.hidden = !form.key.value;
-function headers() {
-  const key = form.key.value.trim();
-  return key ? { authorization: 'Bearer ' + key } : {};
-}
-// Sets a live region's text only when it changes, so screen readers do not repeat it.
-function say(node, text, className) {
-  if (node.textContent !== text) node.textContent = text;
-  node.className = className || '';
-}
-function endpointOf(url) {
-  try {
-    const u = new URL(url);
-    return u.hostname.toLowerCase() + ':' + (u.port || (u.protocol === 'https:' ? '443' : '80'));
-  } catch {
-    return null;
-  }
-}
-async function errorText(response) {
-  try {
-    const body = await response.json();
-    if (body && body.error && typeof body.error.message === 'string') return body.error.message;
-  } catch {}
-  return 'HTTP ' + response.status;
-}
+const rows = byId('operations', HTMLTableSectionElement);
+const older = byId('older', HTMLButtonElement);
+const newer = byId('newer', HTMLButtonElement);
+const pageInfo = byId('page', HTMLElement);
 // An <img src> cannot carry the API key: results are fetched with it and shown from blob: URLs.
+/** @type {Map<string, HTMLImageElement | HTMLVideoElement | HTMLSpanElement>} */
 const previews = new Map();
+/** @param {Operation} op */
 function preview(op) {
   if (op.state !== 'succeeded') return el('span', '');
-  if (!previews.has(op.id_gen)) {
-    const media = el(op.kind === 'video' ? 'video' : 'img');
-    if (op.kind === 'video') {
-      media.controls = true;
-      media.muted = true;
-      media.loop = true;
-      media.setAttribute('aria-label', 'result of ' + visible(op.id_gen));
-    } else media.alt = 'result of ' + visible(op.id_gen);
-    previews.set(op.id_gen, media);
-    loadPreview(op.id_gen, media);
+  const known = previews.get(op.id_gen);
+  if (known) return known;
+  /** @type {HTMLImageElement | HTMLVideoElement} */
+  let media;
+  if (op.kind === 'video') {
+    const video = el('video');
+    video.controls = true;
+    video.muted = true;
+    video.loop = true;
+    video.setAttribute('aria-label', 'result of ' + visible(op.id_gen));
+    media = video;
+  } else {
+    const image = el('img');
+    image.alt = 'result of ' + visible(op.id_gen);
+    media = image;
   }
-  return previews.get(op.id_gen);
+  previews.set(op.id_gen, media);
+  loadPreview(op.id_gen, media);
+  return media;
 }
+/**
+ * @param {string} id
+ * @param {HTMLImageElement | HTMLVideoElement} media
+ */
 async function loadPreview(id, media) {
   try {
-    const response = await fetch('/v1/operations/' + encodeURIComponent(id) + '/result', { headers: headers() });
+    const response = await fetch('/v1/operations/' + encodeURIComponent(id) + '/result', {
+      headers: headers(),
+    });
     const blob = response.ok ? await response.blob() : null;
     if (previews.get(id) !== media) return;
     if (blob) {
@@ -79,26 +62,32 @@ async function loadPreview(id, media) {
     if (previews.get(id) === media) previews.delete(id);
   }
 }
+/** @param {Set<string>} shownIds */
 function forgetPreviews(shownIds) {
   for (const [id, media] of previews) {
     if (shownIds.has(id)) continue;
-    if (media.src) URL.revokeObjectURL(media.src);
+    if ('src' in media && media.src) URL.revokeObjectURL(media.src);
     previews.delete(id);
   }
 }
-// After a 401 the page stops polling until a key is entered (or forgotten).
-let refused = false;
-function askForKey() {
-  refused = true;
-  keyBox.hidden = false;
-  say(problem, form.key.value.trim() ? 'The API key was refused: enter a valid one.' : 'This service needs an API key: enter one above.', 'error');
-}
 // The outcome of each row's last redelivery, told next to its button.
+/** @type {Map<string, { text: string, className: string | undefined, unreachable: boolean }>} */
 const outcomes = new Map();
-function tell(id, short, long, className, unreachable) {
-  outcomes.set(id, { text: short, className, unreachable });
+/** @param {string} id */
+function outcomeCell(id) {
   const row = [...rows.rows].find((r) => r.dataset.id === id);
-  const cell = row && row.querySelector('.outcome');
+  return row && row.querySelector('.outcome');
+}
+/**
+ * @param {string} id
+ * @param {string} short
+ * @param {string} long
+ * @param {string} [className]
+ * @param {boolean} [unreachable]
+ */
+function tell(id, short, long, className, unreachable) {
+  outcomes.set(id, { text: short, className, unreachable: Boolean(unreachable) });
+  const cell = outcomeCell(id);
   if (cell) {
     cell.textContent = short;
     cell.className = 'outcome ' + (className || '');
@@ -110,18 +99,24 @@ function forgetUnreachable() {
   for (const [id, outcome] of outcomes) {
     if (!outcome.unreachable) continue;
     outcomes.delete(id);
-    const row = [...rows.rows].find((r) => r.dataset.id === id);
-    const cell = row && row.querySelector('.outcome');
+    const cell = outcomeCell(id);
     if (cell) cell.textContent = '';
     if (message.dataset.id === id) say(message, '');
   }
 }
+/**
+ * @param {string} id
+ * @param {HTMLButtonElement} button
+ */
 async function redeliver(id, button) {
   button.disabled = true;
   message.dataset.id = id;
   tell(id, 'queueing…', 'Queueing a redelivery for ' + visible(id) + '…');
   try {
-    const response = await fetch('/v1/operations/' + encodeURIComponent(id) + '/redeliver', { method: 'POST', headers: headers() });
+    const response = await fetch('/v1/operations/' + encodeURIComponent(id) + '/redeliver', {
+      method: 'POST',
+      headers: headers(),
+    });
     if (response.ok) tell(id, 'redelivery queued', 'Redelivery queued for ' + visible(id));
     else {
       const why = await errorText(response);
@@ -136,10 +131,12 @@ async function redeliver(id, button) {
   refresh();
 }
 // The before cursor of each page from the newest one; the last is the page shown.
+/** @type {(string | null)[]} */
 let cursors = [null];
 let ticket = 0;
 let timer = 0;
 let listText = '';
+/** @type {OperationList} */
 let list = { operations: [], next_before: null };
 let painted = '';
 // One refresh at a time, the next two seconds after the last ended, none while the page is
@@ -153,20 +150,37 @@ async function refresh() {
   } catch {
     if (mine === ticket) say(problem, 'The service cannot be reached; trying again.', 'error');
   }
-  if (mine === ticket && !refused && document.visibilityState !== 'hidden') timer = setTimeout(refresh, POLL_MS);
+  if (mine === ticket && !refused && document.visibilityState !== 'hidden')
+    timer = setTimeout(refresh, POLL_MS);
 }
-document.addEventListener('visibilitychange', () => {
-  if (document.visibilityState === 'hidden') clearTimeout(timer);
-  else if (!refused) refresh();
-});
-async function load(mine) {
+/** The list's query: the filters, the page size and the page's cursor. */
+function listQuery() {
   const query = new URLSearchParams();
-  for (const name of ['state', 'callback_state', 'family', 'endpoint']) if (form[name].value) query.set(name, form[name].value);
+  for (const name of ['state', 'callback_state', 'family', 'endpoint']) {
+    const value = field(name).value;
+    if (value) query.set(name, value);
+  }
   query.set('limit', String(PAGE_SIZE));
   const before = cursors[cursors.length - 1];
   if (before) query.set('before', before);
+  return query;
+}
+/**
+ * The list, or with an id_gen searched for, that one operation alone (as a list of one).
+ * @returns {Promise<Response>}
+ */
+async function fetchList() {
+  const id = field('id').value.trim();
+  if (!id) return fetch('/v1/operations?' + listQuery(), { headers: headers() });
+  const response = await fetch('/v1/operations/' + encodeURIComponent(id), { headers: headers() });
+  if (response.status === 404) return new Response('{"operations":[],"next_before":null}');
+  if (!response.ok) return response;
+  return new Response(JSON.stringify({ operations: [await response.json()], next_before: null }));
+}
+/** @param {number} mine */
+async function load(mine) {
   // The browser's cache revalidates the list (ETag): an unchanged one comes back as it was.
-  const response = await fetch('/v1/operations?' + query, { headers: headers() });
+  const response = await fetchList();
   if (mine !== ticket) return;
   if (response.status === 401) {
     askForKey();
@@ -194,9 +208,11 @@ async function load(mine) {
   askCircuits(list.operations);
   paint();
 }
-// Circuits by endpoint: { value, at, busy }; a failed request keeps what was known.
+// Circuits by endpoint; a failed request keeps what was known.
+/** @type {Map<string, { value: Circuit | null, at: number, busy: boolean }>} */
 const circuits = new Map();
 let circuitRequests = 0;
+/** @param {Operation[]} operations */
 function askCircuits(operations) {
   const now = Date.now();
   for (const op of operations) {
@@ -208,6 +224,10 @@ function askCircuits(operations) {
     askCircuit(key, known || { value: null, at: 0, busy: false });
   }
 }
+/**
+ * @param {string} key
+ * @param {{ value: Circuit | null, at: number, busy: boolean }} known
+ */
 async function askCircuit(key, known) {
   known.busy = true;
   circuits.set(key, known);
@@ -215,7 +235,9 @@ async function askCircuit(key, known) {
   try {
     const answer = await fetch('/v1/endpoints/' + encodeURIComponent(key), { headers: headers() });
     if (answer.ok) known.value = await answer.json();
-  } catch {}
+  } catch {
+    // Unreachable: what was known stays, asked again later.
+  }
   circuitRequests--;
   known.busy = false;
   known.at = Date.now();
@@ -234,7 +256,8 @@ function paint() {
   if (snapshot === painted) return;
   painted = snapshot;
   const focused = document.activeElement;
-  const refocus = focused && rows.contains(focused) ? focused.dataset.focus : undefined;
+  const refocus =
+    focused instanceof HTMLElement && rows.contains(focused) ? focused.dataset.focus : undefined;
   rows.replaceChildren();
   forgetPreviews(new Set(list.operations.map((op) => op.id_gen)));
   if (list.operations.length === 0) {
@@ -245,7 +268,9 @@ function paint() {
   }
   for (const op of list.operations) row(op);
   if (refocus) [...rows.querySelectorAll('button')].find((b) => b.dataset.focus === refocus)?.focus();
+  showDetail();
 }
+/** @param {Operation} op */
 function row(op) {
   const row = rows.insertRow();
   const id = op.id_gen;
@@ -263,25 +288,37 @@ function row(op) {
     failure.append(clamped(op.error_message, id + '/error'));
     what.append(failure);
   }
-  const state = row.insertCell();
-  state.append(el('span', undefined, 'state ' + op.state));
-  state.firstChild.append(shown(op.state));
-  const cb = row.insertCell();
+  const state = el('span', undefined, 'state ' + op.state);
+  state.append(shown(op.state));
+  row.insertCell().append(state);
+  row.insertCell().append(callbackCell(op));
+  row.insertCell().append(attemptList(op));
+  row.insertCell().append(preview(op));
+  row.insertCell().append(...actions(op));
+}
+/** @param {Operation} op */
+function callbackCell(op) {
+  const cell = document.createDocumentFragment();
   const cbState = el('span', undefined, 'state callback-state ' + op.callback.state);
   cbState.append(shown(op.callback.state));
-  cb.append(cbState);
+  cell.append(cbState);
   if (op.callback.next_attempt_at) {
     const next = el('div', 'next try ', 'next-try');
     next.append(utc(op.callback.next_attempt_at, false, true));
-    cb.append(next);
+    cell.append(next);
   }
   const key = endpointOf(op.webhook_url);
   const circuit = SHOWS_CIRCUIT.includes(op.callback.state) && key && circuits.get(key)?.value;
   if (circuit && circuit.circuit_state && circuit.circuit_state !== 'closed') {
     const line = el('div', 'circuit ' + String(circuit.circuit_state).replace('_', '-'), 'circuit');
     if (circuit.open_until) line.append(' until ', utc(circuit.open_until, false, true));
-    cb.append(line);
+    cell.append(line);
   }
+  return cell;
+}
+/** @param {Operation} op */
+function attemptList(op) {
+  const id = op.id_gen;
   const attempts = el('ol', undefined, 'attempts');
   op.callback.attempts.forEach((a, i) => {
     const item = el('li');
@@ -290,60 +327,34 @@ function row(op) {
     said.append(clamped(String(a.status_code ?? a.error), id + '/a' + i));
     item.append(utc(a.at, true), ' — ', said, ' (' + a.duration_ms + ' ms)');
     // The receiver's own words (its error code, say) when it refused.
-    if (a.response_head && !(a.status_code >= 200 && a.status_code < 300)) {
+    if (a.response_head && !(a.status_code !== null && a.status_code >= 200 && a.status_code < 300)) {
       const head = el('bdi', undefined, 'head');
       head.append(clamped(a.response_head, id + '/h' + i));
       item.append(head);
     }
     attempts.append(item);
   });
-  row.insertCell().append(attempts);
-  row.insertCell().append(preview(op));
-  const actions = row.insertCell();
-  if (['delivered', 'dead', 'gone', 'retrying', 'pending'].includes(op.callback.state) && op.state !== 'queued' && op.state !== 'running') {
+  return attempts;
+}
+/**
+ * The row's buttons: redeliver once the callback can be queued again, and the attempts' detail.
+ * @param {Operation} op
+ * @returns {Node[]}
+ */
+function actions(op) {
+  const id = op.id_gen;
+  /** @type {Node[]} */
+  const nodes = [];
+  const finished = op.state !== 'queued' && op.state !== 'running';
+  if (['delivered', 'dead', 'gone', 'retrying', 'pending'].includes(op.callback.state) && finished) {
     const button = el('button', 'Redeliver');
     button.type = 'button';
     button.setAttribute('aria-label', 'Redeliver the callback of ' + visible(id));
     button.dataset.focus = 'redeliver/' + id;
     button.addEventListener('click', () => redeliver(id, button));
     const outcome = outcomes.get(id);
-    actions.append(button, el('div', outcome ? outcome.text : '', 'outcome ' + (outcome?.className || '')));
+    nodes.push(button, el('div', outcome ? outcome.text : '', 'outcome ' + (outcome?.className || '')));
   }
+  if (op.callback.attempts.length > 0) nodes.push(detailButton(op));
+  return nodes;
 }
-form.addEventListener('submit', (event) => {
-  event.preventDefault();
-  refresh();
-});
-form.addEventListener('change', (event) => {
-  if (event.target === form.key) {
-    const key = form.key.value.trim();
-    if (key) localStorage.setItem('mediahook-key', key);
-    else localStorage.removeItem('mediahook-key');
-    forgetPreviews(new Set());
-    painted = '';
-  }
-  cursors = [null];
-  refresh();
-});
-document.getElementById('forget').addEventListener('click', () => {
-  localStorage.removeItem('mediahook-key');
-  form.key.value = '';
-  forgetPreviews(new Set());
-  painted = '';
-  cursors = [null];
-  refresh();
-});
-older.addEventListener('click', () => {
-  if (older.dataset.before) {
-    cursors.push(older.dataset.before);
-    refresh();
-  }
-});
-newer.addEventListener('click', () => {
-  if (cursors.length > 1) {
-    cursors.pop();
-    refresh();
-  }
-});
-refresh();
-`;
