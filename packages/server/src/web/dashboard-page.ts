@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { FAMILIES } from 'mediahook/protocol';
 import { pageHeaders, TEXT_SCRIPT, TEXT_STYLE } from 'mediahook/web';
+import { CALLBACK_STATES, OPERATION_STATES } from '../store/schema.ts';
+
+/** A filter's choices: any, then each value (plain identifiers: nothing to escape). */
+const options = (values: readonly string[]): string =>
+  ['<option value="">any</option>', ...values.map((value) => `<option>${value}</option>`)].join('');
 
 /**
  * The dashboard's scripts (browser/, plain JavaScript checked by its own tsconfig.json), in the
@@ -97,9 +103,9 @@ export function dashboardPage(): string {
 <h1>mediahook</h1>
 <form id="filters">
   <label>id_gen <input name="id" placeholder="search by id_gen" size="24" autocomplete="off"></label>
-  <label>state <select name="state"><option value="">any</option><option>queued</option><option>running</option><option>succeeded</option><option>failed</option></select></label>
-  <label>callback <select name="callback_state"><option value="">any</option><option>pending</option><option>delivering</option><option>retrying</option><option>delivered</option><option>dead</option><option>gone</option></select></label>
-  <label>family <select name="family"><option value="">any</option><option>A</option><option>B</option></select></label>
+  <label>state <select name="state">${options(OPERATION_STATES)}</select></label>
+  <label>callback <select name="callback_state">${options(CALLBACK_STATES)}</select></label>
+  <label>family <select name="family">${options(FAMILIES)}</select></label>
   <label>endpoint <input name="endpoint" placeholder="host:port" size="18" autocomplete="off"></label>
   <span id="key" hidden><label>API key <input name="key" type="password" size="24" autocomplete="off"></label>
     <button type="button" id="forget">Forget key</button></span>
