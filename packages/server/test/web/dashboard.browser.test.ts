@@ -101,6 +101,37 @@ describe.skipIf(skipBrowserTests)('the service dashboard', () => {
     await screenshot(page, 'dashboard-delivered');
   });
 
+  it('plays a handed-in MP4 (kind external) as a video', async () => {
+    const made = await run.post('/v1/operations', {
+      kind: 'video',
+      family: 'A',
+      prompt: 'to hand in',
+      webhook_url: `${receiving.url}/hook`,
+    });
+    await waitForCallback(run, made.body.id_gen as string, ['delivered']);
+    const mp4 = await (await fetch(`${run.url}/v1/operations/${made.body.id_gen}/result`)).arrayBuffer();
+    const form = new FormData();
+    form.set('webhook_url', `${receiving.url}/hook`);
+    form.set('family', 'A');
+    form.set('id_gen', 'handed-in-mp4');
+    form.set('result', new Blob([mp4]), 'render.mp4');
+    expect((await fetch(`${run.url}/v1/callbacks`, { method: 'POST', body: form })).status).toBe(202);
+    await page.goto(run.url);
+    const row = page.locator('tr[data-id="handed-in-mp4"]');
+    await row.locator('.callback-state.delivered').waitFor({ timeout: 30_000 });
+    await expect.poll(() => row.locator('video').count(), { timeout: 10_000 }).toBe(1);
+    const width = await row.locator('video').evaluate(
+      (node) =>
+        new Promise<number>((resolve) => {
+          const element = node as unknown as VideoLike & { readyState: number; onloadedmetadata: unknown };
+          if (element.readyState > 0) resolve(element.videoWidth);
+          else element.onloadedmetadata = () => resolve(element.videoWidth);
+        }),
+    );
+    expect(width).toBe(640);
+    expect(await row.locator('img').count()).toBe(0);
+  });
+
   it("shows a failing receiver's attempts grow, then redelivers on a click", async () => {
     const created = await run.post('/v1/operations', {
       kind: 'image',

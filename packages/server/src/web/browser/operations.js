@@ -15,25 +15,31 @@ const pageInfo = byId('page', HTMLElement);
 // An <img src> cannot carry the API key: results are fetched with it and shown from blob: URLs.
 /** @type {Map<string, HTMLImageElement | HTMLVideoElement | HTMLSpanElement>} */
 const previews = new Map();
+/**
+ * The element a result shows in: a video for an MP4, an image otherwise.
+ * @param {boolean} isVideo
+ * @param {string} id
+ */
+function mediaElement(isVideo, id) {
+  if (isVideo) {
+    const video = el('video');
+    video.controls = true;
+    video.muted = true;
+    video.loop = true;
+    video.setAttribute('aria-label', 'result of ' + visible(id));
+    return video;
+  }
+  const image = el('img');
+  image.alt = 'result of ' + visible(id);
+  return image;
+}
 /** @param {Operation} op */
 function preview(op) {
   if (op.state !== 'succeeded') return el('span', '');
   const known = previews.get(op.id_gen);
   if (known) return known;
-  /** @type {HTMLImageElement | HTMLVideoElement} */
-  let media;
-  if (op.kind === 'video') {
-    const video = el('video');
-    video.controls = true;
-    video.muted = true;
-    video.loop = true;
-    video.setAttribute('aria-label', 'result of ' + visible(op.id_gen));
-    media = video;
-  } else {
-    const image = el('img');
-    image.alt = 'result of ' + visible(op.id_gen);
-    media = image;
-  }
+  // A handed-in result (kind `external`) may be either: its answer's type corrects the guess.
+  const media = mediaElement(op.kind === 'video', op.id_gen);
   previews.set(op.id_gen, media);
   loadPreview(op.id_gen, media);
   return media;
@@ -50,6 +56,13 @@ async function loadPreview(id, media) {
     const blob = response.ok ? await response.blob() : null;
     if (previews.get(id) !== media) return;
     if (blob) {
+      const isVideo = blob.type === 'video/mp4';
+      if (isVideo !== media instanceof HTMLVideoElement) {
+        const corrected = mediaElement(isVideo, id);
+        previews.set(id, corrected);
+        media.replaceWith(corrected);
+        media = corrected;
+      }
       media.src = URL.createObjectURL(blob);
     } else if (response.status === 404) {
       const gone = el('span', 'result file gone');
