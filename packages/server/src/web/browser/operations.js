@@ -38,17 +38,18 @@ function preview(op) {
   if (op.state !== 'succeeded') return el('span', '');
   const known = previews.get(op.id_gen);
   if (known) return known;
-  // A handed-in result (kind `external`) may be either: its answer's type corrects the guess.
   const media = mediaElement(op.kind === 'video', op.id_gen);
   previews.set(op.id_gen, media);
-  loadPreview(op.id_gen, media);
+  loadPreview(op.id_gen, media, op.kind === 'external');
   return media;
 }
 /**
+ * A handed-in result (kind `external`) may be either media: its answer's type picks the element.
  * @param {string} id
  * @param {HTMLImageElement | HTMLVideoElement} media
+ * @param {boolean} byAnswerType
  */
-async function loadPreview(id, media) {
+async function loadPreview(id, media, byAnswerType) {
   try {
     const response = await fetch('/v1/operations/' + encodeURIComponent(id) + '/result', {
       headers: headers(),
@@ -57,7 +58,7 @@ async function loadPreview(id, media) {
     if (previews.get(id) !== media) return;
     if (blob) {
       const isVideo = blob.type === 'video/mp4';
-      if (isVideo !== media instanceof HTMLVideoElement) {
+      if (byAnswerType && isVideo !== media instanceof HTMLVideoElement) {
         const corrected = mediaElement(isVideo, id);
         previews.set(id, corrected);
         media.replaceWith(corrected);
