@@ -78,10 +78,7 @@ export function checkBlobKey(key: string): string {
 }
 
 /** Reads a stream whole into a buffer from `allocate` when its size is known, else a fresh one. */
-export async function readWhole(
-  opened: OpenedBlob,
-  allocate: AllocateBuffer = Buffer.allocUnsafe,
-): Promise<Buffer> {
+async function readWhole(opened: OpenedBlob, allocate: AllocateBuffer = Buffer.allocUnsafe): Promise<Buffer> {
   const buffer = allocate(opened.size);
   let filled = 0;
   const extra: Buffer[] = [];
@@ -95,9 +92,27 @@ export async function readWhole(
   return buffer.subarray(0, filled);
 }
 
-/** {@link BlobStore.putFile} for stores elsewhere: streams the file up, then removes it here. */
-export async function uploadFile(blobs: BlobStore, key: string, path: string): Promise<number> {
-  const bytes = await blobs.put(key, createReadStream(path, { highWaterMark: 1024 * 1024 }));
-  await unlink(path);
-  return bytes;
+/**
+ * A store kept elsewhere than this machine's disk (a database, an object store): a local file
+ * is streamed up and then removed here, and a whole file is read through its stream.
+ */
+export abstract class RemoteBlobStore implements BlobStore {
+  abstract readonly location: string;
+  abstract put(key: string, bytes: BlobBytes, signal?: AbortSignal): Promise<number>;
+  abstract open(key: string): Promise<OpenedBlob | null>;
+  abstract size(key: string): Promise<number | null>;
+  abstract remove(key: string): Promise<void>;
+  abstract keys(): AsyncIterable<string>;
+  abstract close(): Promise<void>;
+
+  async putFile(key: string, path: string): Promise<number> {
+    const bytes = await this.put(key, createReadStream(path, { highWaterMark: 1024 * 1024 }));
+    await unlink(path);
+    return bytes;
+  }
+
+  async read(key: string, _expectedBytes?: number, allocate?: AllocateBuffer): Promise<Buffer | null> {
+    const opened = await this.open(key);
+    return opened && readWhole(opened, allocate);
+  }
 }

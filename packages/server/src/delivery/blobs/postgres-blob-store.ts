@@ -1,15 +1,6 @@
 import { Readable } from 'node:stream';
 import pg from 'pg';
-import {
-  type AllocateBuffer,
-  BLOB_KEY,
-  type BlobBytes,
-  type BlobStore,
-  checkBlobKey,
-  type OpenedBlob,
-  readWhole,
-  uploadFile,
-} from './blob-store.ts';
+import { BLOB_KEY, type BlobBytes, checkBlobKey, type OpenedBlob, RemoteBlobStore } from './blob-store.ts';
 
 /** Rows of 1 MiB: small enough to pass through pg as one value, few enough to read a file fast. */
 const CHUNK_BYTES = 1024 * 1024;
@@ -36,13 +27,14 @@ export interface PostgresBlobStoreOptions {
  * const blobs = await PostgresBlobStore.open({ connectionString: 'postgres://app@db/mediahook' });
  * await blobs.put(blobKeyOf(idGen, 'video/mp4'), createReadStream('out.mp4'));
  */
-export class PostgresBlobStore implements BlobStore {
+export class PostgresBlobStore extends RemoteBlobStore {
   readonly location = 'postgres';
   readonly #pool: pg.Pool;
   readonly #files: string;
   readonly #chunks: string;
 
   private constructor(pool: pg.Pool, schema: string) {
+    super();
     this.#pool = pool;
     this.#files = `${schema}.result_files`;
     this.#chunks = `${schema}.result_chunks`;
@@ -110,15 +102,6 @@ export class PostgresBlobStore implements BlobStore {
       );
       return total;
     });
-  }
-
-  putFile(key: string, path: string): Promise<number> {
-    return uploadFile(this, key, path);
-  }
-
-  async read(key: string, _expectedBytes?: number, allocate?: AllocateBuffer): Promise<Buffer | null> {
-    const opened = await this.open(key);
-    return opened && readWhole(opened, allocate);
   }
 
   async open(key: string): Promise<OpenedBlob | null> {

@@ -1,16 +1,7 @@
 import { Readable } from 'node:stream';
 import type * as S3Module from '@aws-sdk/client-s3';
 import type * as StorageModule from '@aws-sdk/lib-storage';
-import {
-  type AllocateBuffer,
-  BLOB_KEY,
-  type BlobBytes,
-  type BlobStore,
-  checkBlobKey,
-  type OpenedBlob,
-  readWhole,
-  uploadFile,
-} from './blob-store.ts';
+import { BLOB_KEY, type BlobBytes, checkBlobKey, type OpenedBlob, RemoteBlobStore } from './blob-store.ts';
 import { BlobStoreError } from './blob-store-error.ts';
 
 type S3Sdk = typeof S3Module;
@@ -62,7 +53,7 @@ export interface S3BlobStoreOptions {
  * // AWS_ENDPOINT_URL=http://minio:9000 AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=…
  * const blobs = await S3BlobStore.open('s3://mediahook/results');
  */
-export class S3BlobStore implements BlobStore {
+export class S3BlobStore extends RemoteBlobStore {
   readonly location: string;
   readonly #sdk: { s3: S3Sdk; storage: StorageSdk };
   readonly #client: InstanceType<S3Sdk['S3Client']>;
@@ -70,6 +61,7 @@ export class S3BlobStore implements BlobStore {
   readonly #prefix: string;
 
   private constructor(url: string, sdk: { s3: S3Sdk; storage: StorageSdk }, options: S3BlobStoreOptions) {
+    super();
     const { bucket, prefix } = parseS3Location(url);
     this.location = `s3://${bucket}/${prefix}`;
     this.#sdk = sdk;
@@ -120,15 +112,6 @@ export class S3BlobStore implements BlobStore {
       signal?.removeEventListener('abort', abort);
     }
     return total;
-  }
-
-  putFile(key: string, path: string): Promise<number> {
-    return uploadFile(this, key, path);
-  }
-
-  async read(key: string, _expectedBytes?: number, allocate?: AllocateBuffer): Promise<Buffer | null> {
-    const opened = await this.open(key);
-    return opened && readWhole(opened, allocate);
   }
 
   async open(key: string): Promise<OpenedBlob | null> {
