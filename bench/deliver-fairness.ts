@@ -4,8 +4,6 @@
  * by failed attempts, through the store's own settle) or at its cap (its callbacks due, no slot
  * free for them), against the same claim with no backlog beside it.
  */
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { uuidv7Generator } from '../packages/mediahook/src/protocol/uuidv7.ts';
 import {
   type CircuitPolicy,
@@ -13,7 +11,7 @@ import {
   type Settlement,
   type Store,
 } from '../packages/server/src/store/index.ts';
-import { type Backend, openOutbox, type Outbox, POSTGRES_URL } from './deliver-outbox.ts';
+import { type Backend, execOnOutbox, openOutbox, type Outbox } from './deliver-outbox.ts';
 import { median } from './harness.ts';
 
 export type Beside = 'nothing' | 'down' | 'capped';
@@ -38,7 +36,7 @@ const POLICY: CircuitPolicy = { failureThreshold: 5, openMs: 3_600_000, maxOpenM
  * Inserts `n` finished operations of the backlog's receiver with their callbacks, all due, with
  * plain SQL on a connection of its own (what finishOperation writes, far faster).
  */
-async function loadBacklog(backend: Backend, outbox: Outbox, n: number): Promise<void> {
+async function loadBacklog(outbox: Outbox, n: number): Promise<void> {
   const key = endpointKeyOf(BACKLOG_URL);
   const at = Date.now() - n - 1_000;
   const operations = (series: string) =>
@@ -49,28 +47,7 @@ async function loadBacklog(backend: Backend, outbox: Outbox, n: number): Promise
   const callbacks = `INSERT INTO callbacks (id_gen, state, next_attempt_at, attempt_count, round,
        round_attempt_count, endpoint_key, created_at)
      SELECT id_gen, 'pending', finished_at, 0, 1, 0, endpoint_key, created_at FROM operations`;
-  if (backend === 'sqlite') {
-    const db = new Database(outbox.sqlitePath!);
-    try {
-      db.exec(`WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < ${n - 1})
-        ${operations('s')}`);
-      db.exec(callbacks);
-      db.exec('ANALYZE');
-    } finally {
-      db.close();
-    }
-    return;
-  }
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(`SET search_path TO ${outbox.postgresSchema!}`);
-    await client.query(operations(`generate_series(0, ${n - 1}) AS s(i)`));
-    await client.query(callbacks);
-    await client.query('ANALYZE');
-  } finally {
-    await client.end();
-  }
+  await execOnOutbox(outbox, n, (series) => [operations(series), callbacks, 'ANALYZE']);
 }
 
 async function otherReceiversCallbacks(store: Store, n: number): Promise<void> {
@@ -111,7 +88,7 @@ export async function fairnessRun(
     const { store } = outbox;
     const run: FairnessRun = { claims: [] };
     if (beside !== 'nothing') {
-      await loadBacklog(backend, outbox, backlog);
+      await loadBacklog(outbox, backlog);
       // Its first callbacks go out: at its cap, or failing until its circuit opens.
       const taken = await store.claimCallbacks('bench', {
         limit: beside === 'down' ? POLICY.failureThreshold : CAP,

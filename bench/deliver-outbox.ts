@@ -64,6 +64,37 @@ export async function openOutbox(backend: Backend, jpeg: Buffer): Promise<Outbox
   }
 }
 
+/**
+ * Runs bulk statements on the outbox's database over a connection of its own (the store is idle
+ * meanwhile). `statementsOver(series)` is given a FROM item of the rows `i` = 0 … n - 1, as the
+ * database spells it.
+ */
+export async function execOnOutbox(
+  outbox: Outbox,
+  n: number,
+  statementsOver: (series: string) => string[],
+): Promise<void> {
+  if (outbox.sqlitePath) {
+    const db = new Database(outbox.sqlitePath);
+    try {
+      const series = `(WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < ${n - 1}) SELECT i FROM s)`;
+      for (const statement of statementsOver(series)) db.exec(statement);
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(`SET search_path TO ${outbox.postgresSchema!}`);
+    for (const statement of statementsOver(`generate_series(0, ${n - 1}) AS s(i)`))
+      await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
 async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   client.on('error', () => {}); // a dropped connection fails the query, which is reported

@@ -7,9 +7,7 @@
  *   npx tsx bench/operator-view.ts [--callbacks 1000000]
  */
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
-import pg from 'pg';
-import { type Backend, openOutbox, type Outbox, POSTGRES_URL, probePostgres } from './deliver-outbox.ts';
+import { type Backend, execOnOutbox, openOutbox, type Outbox, probePostgres } from './deliver-outbox.ts';
 import { median } from './harness.ts';
 
 // Prime, so that every receiver has callbacks of every state (states cycle by i % 100).
@@ -43,26 +41,8 @@ function loadSql(n: number, now: number, series: string): string[] {
   ];
 }
 
-async function load(backend: Backend, outbox: Outbox, n: number, now: number): Promise<void> {
-  if (backend === 'sqlite') {
-    const db = new Database(outbox.sqlitePath!);
-    try {
-      const series = `(WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < ${n - 1}) SELECT i FROM s)`;
-      for (const statement of loadSql(n, now, series)) db.exec(statement);
-    } finally {
-      db.close();
-    }
-    return;
-  }
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(`SET search_path TO ${outbox.postgresSchema!}`);
-    for (const statement of loadSql(n, now, `generate_series(0, ${n - 1}) AS s(i)`))
-      await client.query(statement);
-  } finally {
-    await client.end();
-  }
+function load(outbox: Outbox, n: number, now: number): Promise<void> {
+  return execOnOutbox(outbox, n, (series) => loadSql(n, now, series));
 }
 
 /** Median ms of `runs` runs of `work`, after one untimed. */
@@ -86,7 +66,7 @@ for (const backend of backends) {
   try {
     const now = Date.now();
     const started = performance.now();
-    await load(backend, outbox, n, now);
+    await load(outbox, n, now);
     const loaded = performance.now() - started;
     const { store } = outbox;
     const health = await timed(5, () => store.listEndpointHealth());
