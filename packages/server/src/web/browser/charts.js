@@ -6,7 +6,8 @@ const CHART_W = 600;
 const CHART_H = 120;
 const charts = byId('charts', HTMLElement);
 const windowField = byId('window', HTMLSelectElement);
-let statsText = '';
+/** The last answer painted (an unchanged one is not painted again). */
+const statsRead = { text: '' };
 
 /**
  * An SVG element with its attributes (numbers and plain words only, never received text).
@@ -19,16 +20,9 @@ function svg(tag, attributes) {
   return node;
 }
 async function loadStats() {
-  const response = await fetch('/v1/stats?window=' + encodeURIComponent(windowField.value), {
-    headers: headers(),
-  });
-  if (response.status === 401) return askForKey();
-  if (!response.ok)
-    return say(problem, 'The charts could not be read: ' + (await errorText(response)), 'error');
-  const text = await response.text();
-  if (text === statsText) return;
-  statsText = text;
-  paintCharts(JSON.parse(text).buckets);
+  const path = '/v1/stats?window=' + encodeURIComponent(windowField.value);
+  const stats = await readPanel(path, 'charts', statsRead);
+  if (stats) paintCharts(stats.buckets);
 }
 /**
  * A chart's frame: an SVG scaled to its box, titled for assistive technology.

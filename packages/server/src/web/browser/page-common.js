@@ -67,6 +67,28 @@ async function errorText(response) {
   }
   return 'HTTP ' + response.status;
 }
+/**
+ * A panel's answer from `path`, parsed, or null when there is nothing new to paint: the answer
+ * is the text read last time, the key was refused (and is asked for), or the failure is said.
+ * @param {string} path
+ * @param {string} what what the panel shows, for the line that says it could not be read
+ * @param {{ text: string }} last the panel's last answer, which this updates
+ */
+async function readPanel(path, what, last) {
+  const response = await fetch(path, { headers: headers() });
+  if (response.status === 401) {
+    askForKey();
+    return null;
+  }
+  if (!response.ok) {
+    say(problem, 'The ' + what + ' could not be read: ' + (await errorText(response)), 'error');
+    return null;
+  }
+  const text = await response.text();
+  if (text === last.text) return null;
+  last.text = text;
+  return JSON.parse(text);
+}
 // After a 401 the page stops polling until a key is entered (or forgotten).
 let refused = false;
 function askForKey() {

@@ -7,7 +7,8 @@ const receiverRows = byId('receivers', HTMLTableSectionElement);
 const COUNTED = ['pending', 'retrying', 'delivering', 'delivered', 'dead', 'gone'];
 /** @type {Receiver[]} */
 let receivers = [];
-let receiversText = '';
+/** The last answer painted (an unchanged one is not painted again). */
+const receiversRead = { text: '' };
 // What each receiver's last recovery said, shown beside its button until the next one.
 /** @type {Map<string, { text: string, className: string }>} */
 const recoveries = new Map();
@@ -20,14 +21,9 @@ function percent(rate) {
   return rate === null ? '—' : (Math.round(rate * 1000) / 10).toString() + ' %';
 }
 async function loadReceivers() {
-  const response = await fetch('/v1/endpoints', { headers: headers() });
-  if (response.status === 401) return askForKey();
-  if (!response.ok)
-    return say(problem, 'The receivers could not be read: ' + (await errorText(response)), 'error');
-  const text = await response.text();
-  if (text === receiversText) return;
-  receiversText = text;
-  receivers = JSON.parse(text).endpoints;
+  const answer = await readPanel('/v1/endpoints', 'receivers', receiversRead);
+  if (!answer) return;
+  receivers = answer.endpoints;
   paintReceivers();
 }
 function paintReceivers() {
@@ -170,7 +166,7 @@ async function recover(key, since, button) {
   } catch {
     tellRecovery('recovery failed: the service cannot be reached.', 'error');
   }
-  receiversText = '';
+  receiversRead.text = '';
   refreshPanels();
   refresh();
 }

@@ -21,15 +21,15 @@ document.addEventListener('visibilitychange', () => {
   }
 });
 windowField.addEventListener('change', () => {
-  statsText = '';
+  statsRead.text = '';
   refreshPanels();
 });
 /** After the key changed: what it showed is forgotten and read again with the new one. */
 function restart() {
   forgetPreviews(new Set());
   painted = '';
-  receiversText = '';
-  statsText = '';
+  receiversRead.text = '';
+  statsRead.text = '';
   cursors = [null];
   refresh();
   refreshPanels();
