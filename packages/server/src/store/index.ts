@@ -44,6 +44,7 @@ export type {
   ClaimedCallback,
   EndpointRecord,
   EndpointUpdate,
+  FaultInput,
   FinishResult,
   ListOperationsOptions,
   NewOperation,

@@ -218,6 +218,18 @@ const operatorView: Migration = {
   },
 };
 
+/**
+ * A fault of the service's own dependencies on an operation: what it is and since when, shown
+ * on the operation while it lasts. Its next try is kept where each kind of work keeps its due
+ * time already (the operation's lease, the callback's `next_attempt_at`).
+ */
+const operationFaults: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('operations').addColumn('fault_message', 'text').execute();
+    await db.schema.alterTable('operations').addColumn('fault_since', 'bigint').execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
@@ -226,6 +238,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0004_queued_operations_index': queuedOperationsIndex,
   '0005_submitted_operations': submittedOperations,
   '0006_operator_view': operatorView,
+  '0007_operation_faults': operationFaults,
 };
 
 const provider: MigrationProvider = {

@@ -191,6 +191,8 @@ export function finishedColumns(v: ReturnType<typeof outcomeValues> & { now: num
     error_message: v.message,
     lease_owner: null,
     lease_expires_at: null,
+    fault_message: null,
+    fault_since: null,
   };
 }
 

@@ -79,6 +79,10 @@ export function toOperationRecord(row: OperationRow): OperationRecord {
     runs: num(row.runs),
     time_gen: row.time_gen,
     submission_sha256: row.submission_sha256,
+    fault:
+      row.fault_message === null || row.fault_since === null
+        ? null
+        : { message: row.fault_message, since: num(row.fault_since) },
   };
 }
 
@@ -153,6 +157,7 @@ export function toOperationResource(
     created_at: isoTime(op.created_at),
     finished_at: isoTimeOrNull(op.finished_at),
     error_message: op.state === 'failed' ? op.error_message : null,
+    fault: faultOf(op, callback),
     callback: {
       state: callback?.state ?? 'pending',
       status:
@@ -173,5 +178,23 @@ export function toOperationResource(
         response_headers: headersOf(a.response_headers),
       })),
     },
+  };
+}
+
+/**
+ * The fault holding the operation up, if any: its next try is the end of the pause its
+ * generation was given back with, or its callback's due time.
+ */
+function faultOf(
+  op: OperationRow,
+  callback: Pick<CallbackRow, 'next_attempt_at'> | undefined,
+): OperationResource['fault'] {
+  if (op.fault_message === null || op.fault_since === null) return null;
+  const next =
+    op.state === 'queued' || op.state === 'running' ? op.lease_expires_at : callback?.next_attempt_at;
+  return {
+    message: op.fault_message,
+    since: isoTime(op.fault_since),
+    next_try_at: isoTimeOrNull(num(next ?? null)),
   };
 }

@@ -59,6 +59,13 @@ export interface OperationsTable {
   time_gen: string | null;
   /** Handed in from outside: SHA-256 of everything handed in; null for a generated operation. */
   submission_sha256: string | null;
+  /**
+   * While a fault of the service's own (the blob store, the disk, a generator that cannot
+   * start) holds up its generation or its callback: what it is, and since when. The next try is
+   * the lease's end (queued/running) or the callback's due time; cleared when the work goes on.
+   */
+  fault_message: string | null;
+  fault_since: number | null;
 }
 
 /** The outbox: the one callback of a finished operation and its delivery progress. */

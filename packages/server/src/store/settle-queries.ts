@@ -4,6 +4,7 @@
  */
 import { recordAttemptRows } from './callback-queries.ts';
 import { applyCircuitOutcomes } from './circuit.ts';
+import { clearFaultRow } from './fault-queries.ts';
 import type { StoreDialect } from './dialect.ts';
 import type { StoreDb } from './schema.ts';
 import type { CircuitOutcome, CircuitPolicy, Settlement, SettleResult, WorkEvent } from './store.ts';
@@ -37,7 +38,7 @@ export async function settleRows(
   const inRecord = closesInRecord(dialect, settlements);
   const settled: SettleResult['settled'] = [];
   const circuits = new Map<string, CircuitOutcome[]>();
-  for (const { id_gen, attempt, next, circuit } of settlements) {
+  for (const { id_gen, attempt, next, circuit, clearsFault } of settlements) {
     try {
       const close = inRecord && circuit === 'answered';
       const record = await recordAttemptRows(
@@ -52,6 +53,7 @@ export async function settleRows(
         close,
       );
       settled.push(record);
+      if (clearsFault) await clearFaultRow(db, id_gen);
       if (circuit !== null && !inRecord) {
         const list = circuits.get(record.endpoint_key) ?? [];
         list.push(circuit);

@@ -7,6 +7,7 @@
 import type { Kysely } from 'kysely';
 import { recordAttemptRows, redeliverRow, releaseLeaseRows } from './callback-queries.ts';
 import { claimCallbackRows } from './claim-queries.ts';
+import { deferCallbackRow, deferOperationRow } from './fault-queries.ts';
 import { migrateToLatest } from './migrations.ts';
 import type { StoreDialect } from './dialect.ts';
 import {
@@ -26,6 +27,7 @@ import { recoverEndpointRows, selectAttemptStats, selectEndpointHealth } from '.
 import type { EndpointHealth, StatsBucket, StatsWindow } from './operator-view.ts';
 import { selectEndpoint, selectNextDueAt, selectQueueDepth, upsertEndpoint } from './status-queries.ts';
 import type {
+  FaultInput,
   ApiKeyRecord,
   AttemptInput,
   AttemptRecord,
@@ -189,6 +191,16 @@ export abstract class SqlStore implements Store {
 
   submitOperation(operation: SubmittedOperation): Promise<void> {
     return this.write((trx, events) => insertSubmittedOperation(trx, operation, this.clock(), events));
+  }
+
+  deferOperation(idGen: string, workerId: string, fault: FaultInput): Promise<void> {
+    checkWorker(workerId);
+    return this.write((trx) => deferOperationRow(trx, idGen, workerId, fault));
+  }
+
+  deferCallback(idGen: string, workerId: string, fault: FaultInput): Promise<void> {
+    checkWorker(workerId);
+    return this.write((trx, events) => deferCallbackRow(trx, idGen, workerId, fault, events));
   }
 
   async getCallback(idGen: string): Promise<CallbackRecord | undefined> {

@@ -48,6 +48,15 @@ export interface OperationRecord {
   time_gen: string | null;
   /** For an outcome handed in: the hash a repeat must match; null for a generated operation. */
   submission_sha256: string | null;
+  /** A fault of the service's own holding the operation up (see `deferOperation`), or null. */
+  fault: { message: string; since: number } | null;
+}
+
+/** A fault that holds work up: what it is, since when, and when the work is tried again. */
+export interface FaultInput {
+  message: string;
+  since: number;
+  next_try_at: number;
 }
 
 /** How a generation ended. */
@@ -144,6 +153,8 @@ export interface Settlement {
    * leaves the circuit alone (the attempt never reached the receiver: refused, cancelled).
    */
   circuit: CircuitOutcome | null;
+  /** The operation had a fault (see `deferCallback`): this attempt, made, clears it. */
+  clearsFault?: boolean;
 }
 
 export interface SettleOptions {
@@ -189,6 +200,11 @@ export interface OperationResource {
   finished_at: string | null;
   /** Why a failed operation failed (the text its error callback carries); null otherwise. */
   error_message: string | null;
+  /**
+   * While a fault of the service's own holds the operation (or its callback) up: what it is,
+   * since when, and when it is tried again; null otherwise.
+   */
+  fault: { message: string; since: string; next_try_at: string | null } | null;
   callback: {
     state: CallbackState;
     /**
@@ -284,6 +300,12 @@ export interface OperationStore {
   finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult>;
   /** Records an outcome handed in, finished, with its callback due; `conflict` if the id exists. */
   submitOperation(operation: SubmittedOperation): Promise<void>;
+  /**
+   * Gives a running operation back because of a fault of the service's own: its lease let go,
+   * due again at `fault.next_try_at`, the fault shown on it. `lease_lost` unless `workerId`
+   * holds it.
+   */
+  deferOperation(idGen: string, workerId: string, fault: FaultInput): Promise<void>;
 }
 
 /** The outbox: each finished operation's callback, its delivery attempts and leases. */
@@ -315,6 +337,13 @@ export interface OutboxStore {
   renewCallbackLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean>;
   /** A finished callback back to `pending`, due now, history kept. */
   redeliver(idGen: string): Promise<CallbackRecord>;
+  /**
+   * Gives a callback being delivered back, unsent, because of a fault of the service's own (its
+   * result cannot be read now): `retrying` at `fault.next_try_at` with no attempt recorded and
+   * its schedule where it was, the fault shown on its operation. `lease_lost` unless `workerId`
+   * holds it.
+   */
+  deferCallback(idGen: string, workerId: string, fault: FaultInput): Promise<void>;
 }
 
 /** Receiver circuits, one per `host:port`. */
