@@ -28,6 +28,7 @@ export const SERVICE_FLAG_OPTIONS = {
   'generator-max-output': { type: 'string' },
   concurrency: { type: 'string' },
   lease: { type: 'string' },
+  'fault-retry-for': { type: 'string' },
 } as const;
 
 export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLite file (default DATA/mediahook.sqlite) or PostgreSQL
@@ -46,6 +47,9 @@ export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLi
   --concurrency N         generations at once (default 2)
   --lease DUR             how long a claim on work lasts: when a process dies, others take its
                           work over after this (default 10m for deliveries, 60s for generations)
+  --fault-retry-for DUR   how long an outage of the database, blob store, disk or generator
+                          program is waited out, tried again with backoff, before the
+                          operation fails (default 24h)
 `;
 
 interface ServiceFlags {
@@ -61,6 +65,7 @@ interface ServiceFlags {
   'generator-max-output'?: string;
   concurrency?: string;
   lease?: string;
+  'fault-retry-for'?: string;
 }
 
 interface ServiceSetup {
@@ -73,6 +78,7 @@ interface ServiceSetup {
   retrySchedule: number[] | undefined;
   concurrency: number;
   leaseMs: number | undefined;
+  faultRetryForMs: number | undefined;
 }
 
 /** Reads the shared flags and opens (and migrates) the store they name. */
@@ -97,6 +103,9 @@ export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<Ser
     throw new UsageError('--concurrency takes 1 to 64');
   }
   const leaseMs = durationFlag('--lease', values.lease, undefined, { min: 1000 });
+  const faultRetryForMs = durationFlag('--fault-retry-for', values['fault-retry-for'], undefined, {
+    min: 1000,
+  });
   const base = generatorOf(values);
   // Log lines are NDJSON, machine output: stdout, while stderr keeps the human lines.
   const log = jsonLogger((line) => io.stdout.write(line));
@@ -132,6 +141,7 @@ export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<Ser
     retrySchedule,
     concurrency,
     leaseMs,
+    faultRetryForMs,
   };
 }
 
@@ -147,6 +157,7 @@ export function serviceOptionsOf(setup: ServiceSetup): ServiceOptions {
     retrySchedule: setup.retrySchedule,
     generationConcurrency: setup.concurrency,
     leaseMs: setup.leaseMs,
+    faultRetryForMs: setup.faultRetryForMs,
   };
 }
 

@@ -5,19 +5,23 @@ import {
   type CallbackRecord,
   type CircuitPolicy,
   type ClaimedCallback,
+  type FaultInput,
   DEFAULT_CIRCUIT_POLICY,
-  FINAL_CALLBACK_STATES,
   isStoreError,
   type NextCallbackState,
+  type OperationRecord,
+  type OperationStore,
   type OutboxStore,
   type Settlement,
   type WorkStore,
 } from '../store/index.ts';
-import { type BlobStore, idGenOfBlobKey } from './blobs/index.ts';
+import { DEFAULT_FAULT_RETRY_FOR_MS, nextFaultTry, unavailableFailure } from '../faults/dependency-fault.ts';
+import type { BlobStore } from './blobs/index.ts';
 import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
-import { outgoingCallbackOf, resultFileOf } from './outgoing-callback.ts';
+import { outgoingCallbackOf, refusedAttempt, watchedResultOf } from './outgoing-callback.ts';
 import { DEFAULT_LEASE_MS, renewLeaseWhileSending } from './lease-renewal.ts';
 import { ResultBuffers } from './result-buffers.ts';
+import { sweepResults } from './result-sweep.ts';
 import { wakeableDelay } from './wakeable-delay.ts';
 import { DEFAULT_RETRY_POLICY, nextCallbackState, type RetryPolicy } from './retry-policy.ts';
 
@@ -30,8 +34,8 @@ const MIN_BLOCKED_POLL_MS = 50;
 const MAX_RECORD_TRIES = 5;
 
 export interface DeliveryWorkerOptions {
-  /** The outbox it drains, and the wake-ups and due times it waits on. */
-  store: OutboxStore & WorkStore;
+  /** The outbox it drains, the wake-ups and due times it waits on, and (to sweep) the operations. */
+  store: OutboxStore & WorkStore & Pick<OperationStore, 'getOperationRecord'>;
   blobs: BlobStore;
   sender: CallbackSender;
   /** Unique per process; leases are held in its name. */
@@ -46,10 +50,14 @@ export interface DeliveryWorkerOptions {
   circuit?: CircuitPolicy | undefined;
   /** How long result files are kept once their callback is final (24 h). */
   retentionMs?: number | undefined;
+  /** How long a result that cannot be read may hold its callback up before it is given up (24 h). */
+  faultRetryForMs?: number | undefined;
   /** Told of each attempt (metrics, logs). */
   onAttempt?:
     | ((event: { id_gen: string; endpoint: string; attempt: AttemptResult; next: NextCallbackState }) => void)
     | undefined;
+  /** Told when a result that cannot be read now gives a callback back for later. */
+  onDeferred?: ((event: { id_gen: string; fault: FaultInput }) => void) | undefined;
   /** Told of a failure of the worker itself (a store error); the worker carries on. */
   onError?: ((error: unknown) => void) | undefined;
 }
@@ -149,22 +157,12 @@ export class DeliveryWorker {
   }
 
   /**
-   * Removes the result files of callbacks that are final (delivered, gone, dead) since longer
-   * than the retention period. A redelivery after that ends dead with `result_missing`.
-   * Returns how many files were removed.
+   * Removes result files no longer needed: those of callbacks final since longer than the
+   * retention period, and those no operation owns (see `sweepResults`). Returns how many.
    */
-  async sweepResults(now = Date.now()): Promise<number> {
-    const { store, blobs } = this.#options;
-    const retention = this.#options.retentionMs ?? 24 * 3_600_000;
-    let removed = 0;
-    for await (const key of blobs.keys()) {
-      const callback = await store.getCallback(idGenOfBlobKey(key));
-      if (!callback || !FINAL_CALLBACK_STATES.includes(callback.state)) continue;
-      if ((callback.finished_at ?? now) + retention > now) continue;
-      await blobs.remove(key);
-      removed++;
-    }
-    return removed;
+  sweepResults(now = Date.now()): Promise<number> {
+    const { store, blobs, onError } = this.#options;
+    return sweepResults(store, blobs, { now, retentionMs: this.#options.retentionMs, onError });
   }
 
   /** Deliveries in flight now. */
@@ -318,27 +316,26 @@ export class DeliveryWorker {
     await this.#pause(blocked ? this.#nextBlockedPoll() : delay || 1_000);
   }
 
-  /** Sends one claimed callback and queues its attempt for the next round to record. */
+  /**
+   * Sends one claimed callback and queues its attempt for the next round to record. A result
+   * that cannot be read now (the blob store is down) is a fault of the service's own, not the
+   * receiver's: the callback is given back unsent, with no attempt counted (see `#defer`).
+   */
   async #deliver({ callback, operation }: ClaimedCallback): Promise<void> {
     const { blobs, sender } = this.#options;
     let file: FileSource | null = null;
+    let unreadable: () => unknown = () => null;
     if (operation.state === 'succeeded' && operation.result) {
-      file = await resultFileOf(blobs, operation.result, (size) =>
-        this.#buffers.take(callback.endpoint_key, size),
-      );
+      try {
+        ({ file, unreadable } = await watchedResultOf(blobs, operation.result, (size) =>
+          this.#buffers.take(callback.endpoint_key, size),
+        ));
+      } catch (error) {
+        return this.#defer(callback, operation, error);
+      }
       if (file === null) {
-        const attempt: AttemptResult = {
-          at: new Date().toISOString(),
-          duration_ms: 0,
-          status_code: null,
-          error: 'result_missing: the result file is no longer kept',
-          response_head: null,
-          request_headers: null,
-          response_headers: null,
-          verdict: 'refused',
-          retry_after_ms: null,
-        };
-        this.#finish(callback, attempt, { state: 'dead' }, null);
+        const attempt = refusedAttempt('result_missing: the result file is no longer kept');
+        this.#finish(callback, attempt, { state: 'dead' }, null, operation);
         return;
       }
     }
@@ -363,10 +360,11 @@ export class DeliveryWorker {
       clearInterval(renewal);
       if (file instanceof Uint8Array) this.#buffers.give(callback.endpoint_key, file);
     }
+    if (unreadable() !== null) return this.#defer(callback, operation, unreadable());
     if (cancel.aborted && attempt.error?.startsWith(CANCELLED)) {
       // Ended by stop(), not by the receiver: no mark against it, and due again at once.
       const next = { state: 'retrying', next_attempt_at: Date.now(), advances_schedule: false } as const;
-      this.#finish(callback, attempt, next, null);
+      this.#finish(callback, attempt, next, null, operation);
       return;
     }
     const circuit =
@@ -377,7 +375,29 @@ export class DeliveryWorker {
       attempt,
       nextCallbackState(policy, callback.round_attempt_count, attempt),
       circuit,
+      operation,
     );
+  }
+
+  /**
+   * The result cannot be read now: the callback goes back unsent, due after a pause doubling
+   * from 1 s to 1 min, the fault shown on its operation. Once the fault has lasted
+   * `faultRetryForMs` the callback is given up (`dead`, an attempt saying why). If the store
+   * cannot take it back either, the lease runs out and the callback is claimed again.
+   */
+  async #defer(callback: CallbackRecord, operation: OperationRecord, error: unknown): Promise<void> {
+    this.#options.onError?.(error);
+    const code = (error as { code?: unknown; name?: unknown }).code ?? (error as { name?: unknown }).name;
+    const message = `the result file cannot be read now${typeof code === 'string' ? ` (${code})` : ''}`;
+    const retryFor = this.#options.faultRetryForMs ?? DEFAULT_FAULT_RETRY_FOR_MS;
+    const next = nextFaultTry(operation.fault?.since ?? null, Date.now(), retryFor, message);
+    if (next === null) {
+      const attempt = refusedAttempt(`result_unavailable: ${unavailableFailure(message)}`);
+      this.#finish(callback, attempt, { state: 'dead' }, null, operation);
+      return;
+    }
+    await this.#options.store.deferCallback(callback.id_gen, this.workerId, next);
+    this.#options.onDeferred?.({ id_gen: callback.id_gen, fault: next });
   }
 
   #finish(
@@ -385,6 +405,7 @@ export class DeliveryWorker {
     attempt: AttemptResult,
     next: NextCallbackState,
     circuit: Settlement['circuit'],
+    operation: OperationRecord,
   ): void {
     this.#finished.push({
       endpoint: callback.endpoint_key,
@@ -403,6 +424,7 @@ export class DeliveryWorker {
         },
         next,
         circuit,
+        ...(operation.fault ? { clearsFault: true } : {}),
       },
     });
   }

@@ -5,6 +5,7 @@
 import type { FileSource, OutgoingCallback } from 'mediahook/protocol';
 import { callbackStatusOf, type OperationRecord, type OperationResult } from '../store/index.ts';
 import type { AllocateBuffer, BlobStore } from './blobs/index.ts';
+import type { AttemptResult } from './callback-sender.ts';
 
 /**
  * Results up to this size are read whole and sent from memory: one read, where streaming a
@@ -44,7 +45,7 @@ export function outgoingCallbackOf(operation: OperationRecord, file: FileSource 
  * one a source that opens it from the blob store each time it is read (twice when signed), or
  * null when it is no longer kept.
  */
-export async function resultFileOf(
+async function resultFileOf(
   blobs: BlobStore,
   result: OperationResult,
   allocate?: AllocateBuffer,
@@ -59,5 +60,48 @@ export async function resultFileOf(
       if (!opened) throw new Error('result_missing: the result file is no longer kept');
       return opened.stream;
     },
+  };
+}
+
+/**
+ * {@link resultFileOf}, watched: `unreadable()` is what kept a large result's stream from
+ * opening while it was being sent (the blob store failing, not the file missing), or null.
+ */
+export async function watchedResultOf(
+  blobs: BlobStore,
+  result: OperationResult,
+  allocate?: AllocateBuffer,
+): Promise<{ file: FileSource | null; unreadable: () => unknown }> {
+  const file = await resultFileOf(blobs, result, allocate);
+  let unreadable: unknown = null;
+  if (file === null || typeof file !== 'object' || !('open' in file)) return { file, unreadable: () => null };
+  return {
+    file: {
+      size: file.size,
+      async open() {
+        try {
+          return await file.open();
+        } catch (error) {
+          if (!String(error).includes('result_missing')) unreadable = error;
+          throw error;
+        }
+      },
+    },
+    unreadable: () => unreadable,
+  };
+}
+
+/** An attempt the service refused to make: nothing reached the receiver. */
+export function refusedAttempt(error: string): AttemptResult {
+  return {
+    at: new Date().toISOString(),
+    duration_ms: 0,
+    status_code: null,
+    error,
+    response_head: null,
+    request_headers: null,
+    response_headers: null,
+    verdict: 'refused',
+    retry_after_ms: null,
   };
 }

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isProtocolError } from 'mediahook/protocol';
 import { answerOwedOn } from 'mediahook/web';
+import { isDependencyFault } from '../faults/dependency-fault.ts';
 import { StoreError } from '../store/index.ts';
 import { SubmissionError } from './submission/submission-error.ts';
 
@@ -57,8 +58,10 @@ const STORE_STATUS: Record<string, number> = {
   not_found: 404,
   conflict: 409,
   invalid_argument: 400,
-  unavailable: 503,
 };
+
+/** What a 503 asks the client to wait before trying again. */
+const RETRY_AFTER_SECONDS = 5;
 
 /** The one place where errors become API answers: `{status, headers, body}`. */
 export function apiErrorResponse(error: unknown): {
@@ -78,6 +81,16 @@ export function apiErrorResponse(error: unknown): {
       status: error.code === 'conflict' ? 409 : 400,
       headers: {},
       body: { error: { code: error.code, message: error.message } },
+    };
+  }
+  // A dependency that is down (the database, the blob store, the disk): try again shortly.
+  if (isDependencyFault(error)) {
+    return {
+      status: 503,
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      body: {
+        error: { code: 'unavailable', message: 'the service is unavailable for now; try again shortly' },
+      },
     };
   }
   if (error instanceof StoreError) {

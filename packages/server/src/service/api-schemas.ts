@@ -99,6 +99,17 @@ export const OPERATION_SCHEMA = {
       type: ['string', 'null'],
       description: 'Why a failed operation failed: the text its error callback carries; null otherwise.',
     },
+    fault: {
+      type: ['object', 'null'],
+      required: ['message', 'since', 'next_try_at'],
+      description:
+        "While an outage of the service's own (database, blob store, disk, generator program) holds the operation or its callback up: it is tried again at `next_try_at`, and fails only once the fault has lasted `--fault-retry-for`. Null otherwise.",
+      properties: {
+        message: { type: 'string' },
+        since: TIME,
+        next_try_at: { type: ['string', 'null'], format: 'date-time' },
+      },
+    },
     callback: {
       type: 'object',
       required: ['state', 'next_attempt_at', 'attempts'],

@@ -4,7 +4,14 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { blobKeyOf, type BlobStore } from '../delivery/index.ts';
 import { wakeableDelay } from '../delivery/wakeable-delay.ts';
-import type { OperationOutcome, OperationRecord, OperationStore, WorkStore } from '../store/index.ts';
+import { DEFAULT_FAULT_RETRY_FOR_MS, nextFaultTry, unavailableFailure } from '../faults/dependency-fault.ts';
+import type {
+  FaultInput,
+  OperationOutcome,
+  OperationRecord,
+  OperationStore,
+  WorkStore,
+} from '../store/index.ts';
 import { type Generator, isGenerationError } from './generators/index.ts';
 
 /**
@@ -34,18 +41,29 @@ interface GenerationWorkerOptions {
   concurrency?: number | undefined;
   /** Lease on a running operation; renewed while it runs (60 s). */
   leaseMs?: number | undefined;
+  /** How long a fault of the service's own may hold an operation up before it fails (24 h). */
+  faultRetryForMs?: number | undefined;
   /** Told when an operation finishes. */
   onFinished?:
     | ((event: { id_gen: string; state: 'succeeded' | 'failed'; ms: number; error?: string }) => void)
     | undefined;
+  /** Told when a fault gives an operation back for later. */
+  onDeferred?: ((event: { id_gen: string; fault: FaultInput }) => void) | undefined;
   onError?: ((error: unknown) => void) | undefined;
 }
 
+/** Generation errors that are the generator's verdict on its input: they fail the operation. */
+const VERDICTS = new Set(['failed_on_request', 'generation_failed', 'generator_timeout', 'bad_output']);
+
 /**
  * Runs queued operations: claims one under a lease, generates, keeps the file in the blob
- * store and finishes the operation, which enqueues its callback in the same transaction. A
- * generator failure (or `fail_with`) becomes an error callback with the failure's text. A
- * worker that dies mid-generation loses its lease; the operation is then taken again.
+ * store and finishes the operation, which enqueues its callback in the same transaction. The
+ * generator's verdict on its input (`fail_with`, a refused prompt, a program's non-zero exit)
+ * becomes an error callback with its text. Anything else is a fault of the service's own (a
+ * generator that cannot start, a full disk, a blob store that is down): the operation is given
+ * back and tried again after a pause doubling from 1 s to 1 min, failing only once the fault
+ * has lasted `faultRetryForMs`. A worker that dies mid-generation loses its lease; the
+ * operation is then taken again.
  *
  * @example
  * const worker = new GenerationWorker({ store, blobs, generator: builtInGenerator(), workDir: '/tmp/mh' });
@@ -122,6 +140,10 @@ export class GenerationWorker {
           operation = await this.#options.store.claimOperation(this.workerId, leaseMs);
         } catch (error) {
           this.#options.onError?.(error);
+          // The store is down: look again shortly, not at the next wake-up it cannot send.
+          await wakeableDelay(1_000, (wake) => (this.#wake = wake));
+          this.#wake = null;
+          continue;
         }
       }
       if (operation) {
@@ -159,45 +181,32 @@ export class GenerationWorker {
   }
 
   async #generate(operation: OperationRecord, leaseMs: number): Promise<void> {
-    const { store, blobs, generator } = this.#options;
+    const { store } = this.#options;
     const started = performance.now();
     const renew = setInterval(() => {
       store.renewOperationLease(operation.id_gen, this.workerId, leaseMs).catch(() => {});
     }, leaseMs / 3);
     renew.unref();
-    let workDir: string | undefined;
+    const scratch: { dir?: string } = {};
     try {
       let outcome: OperationOutcome;
       try {
-        await mkdir(this.#options.workDir, { recursive: true, mode: 0o700 });
-        workDir = await mkdtemp(join(this.#options.workDir, WORK_DIR_PREFIX));
-        const media = await generator.generate(
-          {
-            id_gen: operation.id_gen,
-            kind: operation.kind,
-            family: operation.family,
-            prompt: operation.prompt,
-            fail_with: operation.fail_with,
-          },
-          { workDir, signal: this.#abort.signal },
-        );
-        const key = blobKeyOf(operation.id_gen, media.mediaType);
-        await blobs.putFile(key, media.path);
-        outcome = { state: 'succeeded', result: { key, media_type: media.mediaType, bytes: media.bytes } };
+        outcome = await this.#outcomeOf(operation, scratch);
       } catch (error) {
         if (this.#abort.signal.aborted) return; // stopping: the released lease lets it run again
-        let message: string;
-        if (isGenerationError(error)) message = error.message;
-        else {
-          // A fault of the service's own (a full disk, a folder it cannot write) names local
-          // paths: the client gets a plain sentence, the log gets the details.
-          this.#options.onError?.(error);
-          message = 'the service could not complete the generation';
-        }
-        // A program's stderr may hold NUL, which the store refuses: the operation would never finish.
-        outcome = { state: 'failed', message: message.replaceAll('\u0000', '\uFFFD') };
+        // A fault of the service's own: the details go to the log, the operation shows a sentence.
+        this.#options.onError?.(error);
+        const fault = faultTextOf(error);
+        const next = nextFaultTry(
+          operation.fault?.since ?? null,
+          Date.now(),
+          this.#options.faultRetryForMs ?? DEFAULT_FAULT_RETRY_FOR_MS,
+          fault,
+        );
+        if (next) return await this.#defer(operation.id_gen, next);
+        outcome = { state: 'failed', message: unavailableFailure(fault) };
       }
-      await store.finishOperation(operation.id_gen, outcome);
+      await this.#finish(operation.id_gen, outcome);
       this.#options.onFinished?.({
         id_gen: operation.id_gen,
         state: outcome.state,
@@ -208,9 +217,75 @@ export class GenerationWorker {
       // Cleared on every path: a lease renewed after a failure would hold the operation
       // `running` for good.
       clearInterval(renew);
-      if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
+      if (scratch.dir !== undefined) await rm(scratch.dir, { recursive: true, force: true });
     }
   }
+
+  /** Generates and keeps the file; the generator's verdict is a failed outcome, anything else throws. */
+  async #outcomeOf(operation: OperationRecord, scratch: { dir?: string }): Promise<OperationOutcome> {
+    const { blobs, generator } = this.#options;
+    try {
+      await mkdir(this.#options.workDir, { recursive: true, mode: 0o700 });
+      scratch.dir = await mkdtemp(join(this.#options.workDir, WORK_DIR_PREFIX));
+    } catch (error) {
+      throw new Error('the scratch space could not be written', { cause: error });
+    }
+    let media;
+    try {
+      media = await generator.generate(
+        {
+          id_gen: operation.id_gen,
+          kind: operation.kind,
+          family: operation.family,
+          prompt: operation.prompt,
+          fail_with: operation.fail_with,
+        },
+        { workDir: scratch.dir, signal: this.#abort.signal },
+      );
+    } catch (error) {
+      if (!isGenerationError(error) || !VERDICTS.has(error.code)) throw error;
+      // A program's stderr may hold NUL, which the store refuses: the operation would never finish.
+      return { state: 'failed', message: error.message.replaceAll('\u0000', '\uFFFD') };
+    }
+    const key = blobKeyOf(operation.id_gen, media.mediaType);
+    await blobs.putFile(key, media.path).catch((error: unknown) => {
+      throw new Error('the result could not be kept in the blob store', { cause: error });
+    });
+    return { state: 'succeeded', result: { key, media_type: media.mediaType, bytes: media.bytes } };
+  }
+
+  /**
+   * Records the outcome, trying again a few times (1, 2, 4, 8 s) while the store is down: the
+   * work is done, and the lease, renewed meanwhile, keeps it this worker's. Past that the lease
+   * runs out and the operation is taken again.
+   */
+  async #finish(idGen: string, outcome: OperationOutcome): Promise<void> {
+    for (let pause = 1_000; ; pause *= 2) {
+      try {
+        await this.#options.store.finishOperation(idGen, outcome);
+        return;
+      } catch (error) {
+        if (pause > 8_000 || this.#abort.signal.aborted) throw error;
+        this.#options.onError?.(error);
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
+  /** Gives the operation back until the fault's next try; a store that is down lets the lease run out. */
+  async #defer(idGen: string, fault: FaultInput): Promise<void> {
+    await this.#options.store.deferOperation(idGen, this.workerId, fault);
+    this.#options.onDeferred?.({ id_gen: idGen, fault });
+  }
+}
+
+/** What the operation shows of a fault: a sentence naming the part that failed, no local path. */
+function faultTextOf(error: unknown): string {
+  if (isGenerationError(error)) return error.message;
+  const wrapped = error instanceof Error && error.cause !== undefined;
+  const what = wrapped ? error.message : 'the generation could not be run';
+  const code = ((wrapped ? error.cause : error) as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? `${what} (${code})` : what;
 }
 
 /** Whether a process with this id exists (EPERM: it does, under another user). */

@@ -54,6 +54,11 @@ export interface ServiceOptions {
   allowedOrigins?: readonly string[] | undefined;
   /** Largest result file `POST /v1/callbacks` takes (1 GiB). */
   maxSubmittedFileBytes?: number | undefined;
+  /**
+   * How long a fault of the service's own (its database, blob store, disk, a generator that
+   * cannot start) may hold an operation up, tried again meanwhile, before it fails (24 h).
+   */
+  faultRetryForMs?: number | undefined;
   /** Run the generation and delivery workers in this process (true). */
   workers?: boolean | undefined;
   log?: Logger | undefined;
@@ -111,10 +116,12 @@ export function createService(options: ServiceOptions): Service {
     workDir: join(options.dataDir, 'work'),
     concurrency: options.generationConcurrency,
     leaseMs: options.leaseMs,
+    faultRetryForMs: options.faultRetryForMs,
     onFinished(event) {
       metrics.operationFinished(event.state);
       log(event.state === 'failed' ? 'warn' : 'info', 'operation_finished', event);
     },
+    onDeferred: (event) => log('warn', 'operation_deferred', event),
     onError: (error) => log('error', 'generation_worker_error', { error }),
   });
   const delivery = new DeliveryWorker({
@@ -124,6 +131,8 @@ export function createService(options: ServiceOptions): Service {
     retry,
     concurrency: options.deliveryConcurrency,
     leaseMs: options.leaseMs,
+    faultRetryForMs: options.faultRetryForMs,
+    onDeferred: (event) => log('warn', 'callback_deferred', event),
     onAttempt({ id_gen, endpoint, attempt, next }) {
       metrics.attempt(next.state, attempt.duration_ms);
       log(next.state === 'delivered' ? 'info' : 'warn', 'delivery_attempt', {

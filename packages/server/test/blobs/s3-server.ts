@@ -17,19 +17,30 @@ export interface S3Server {
   env: Record<string, string>;
   /** Parts of multipart uploads the server holds now (uploads begun and not completed). */
   partsStored(): Promise<number>;
+  /** Stops answering, its connections cut, its objects kept: an outage. */
+  stop(): Promise<void>;
+  /** Answers again on the same port, with the same objects. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startS3Server(): Promise<S3Server> {
   const directory = await mkdtemp(join(tmpdir(), 'mediahook-s3-'));
-  const server = new S3rver({
-    address: '127.0.0.1',
-    port: 0,
-    silent: true,
-    directory,
-    configureBuckets: [{ name: S3_BUCKET }],
-  });
-  const { port } = await server.run();
+  const serve = async (port: number) => {
+    const server = new S3rver({
+      address: '127.0.0.1',
+      port,
+      silent: true,
+      directory,
+      configureBuckets: [{ name: S3_BUCKET }],
+    });
+    const address = await server.run();
+    return { server, port: address.port };
+  };
+  const first = await serve(0);
+  const port = first.port;
+  let server = first.server;
+  let running = true;
   const endpoint = `http://127.0.0.1:${port}`;
   return {
     endpoint,
@@ -43,8 +54,21 @@ export async function startS3Server(): Promise<S3Server> {
       const entries = await readdir(directory, { recursive: true, withFileTypes: true }).catch(() => []);
       return entries.filter((e) => e.isFile() && /^\d+$/.test(e.name) && /uploads/.test(e.parentPath)).length;
     },
+    async stop() {
+      if (!running) return;
+      running = false;
+      const closing = server.close();
+      // Keep-alive connections the clients hold would keep it answering: cut them too.
+      (server as unknown as { httpServer: { closeAllConnections(): void } }).httpServer.closeAllConnections();
+      await closing;
+    },
+    async start() {
+      if (running) return;
+      ({ server } = await serve(port));
+      running = true;
+    },
     async close() {
-      await server.close();
+      if (running) await server.close();
       await rm(directory, { recursive: true, force: true });
     },
   };

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import type { SsrfPolicy } from '../../src/delivery/index.ts';
+import type { BlobStore, SsrfPolicy } from '../../src/delivery/index.ts';
 import { createApiServer } from '../../src/service/api-http-server.ts';
 import { builtInGenerator, type Generator } from '../../src/service/generators/index.ts';
 import { type Logger, silentLogger } from '../../src/service/json-log.ts';
@@ -60,6 +60,8 @@ export async function startService(
     allowedOrigins?: string[];
     log?: Logger;
     maxSubmittedFileBytes?: number;
+    blobs?: BlobStore;
+    faultRetryForMs?: number;
   } = {},
 ): Promise<RunningService> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
@@ -76,6 +78,8 @@ export async function startService(
     allowedHosts: options.allowedHosts,
     allowedOrigins: options.allowedOrigins,
     maxSubmittedFileBytes: options.maxSubmittedFileBytes,
+    blobs: options.blobs,
+    faultRetryForMs: options.faultRetryForMs,
     log: options.log ?? silentLogger,
   });
   await service.start();

@@ -117,6 +117,7 @@ export function operationCases(t: SuiteContext): void {
         'created_at',
         'error_message',
         'family',
+        'fault',
         'finished_at',
         'id_gen',
         'kind',
@@ -133,6 +134,7 @@ export function operationCases(t: SuiteContext): void {
       created_at: '2025-01-01T00:00:00.000Z',
       finished_at: '2025-01-01T00:00:00.000Z',
       error_message: 'failure 0',
+      fault: null,
       callback: {
         state: 'retrying',
         status: 'error',

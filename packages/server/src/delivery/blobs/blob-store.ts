@@ -43,6 +43,14 @@ export interface BlobStore {
   remove(key: string): Promise<void>;
   /** Every key kept (for retention sweeps). */
   keys(): AsyncIterable<string>;
+  /** When the file was written (Unix ms), or null when it is not kept. */
+  modifiedAt(key: string): Promise<number | null>;
+  /**
+   * Aborts uploads begun before `before` (Unix ms) and never finished, where the store keeps
+   * such parts (S3 multipart uploads); returns how many. Absent where a failed write leaves
+   * nothing.
+   */
+  abortUploads?(before: number): Promise<number>;
   /** Lets go of connections; files stay. */
   close(): Promise<void>;
 }
@@ -103,6 +111,7 @@ export abstract class RemoteBlobStore implements BlobStore {
   abstract size(key: string): Promise<number | null>;
   abstract remove(key: string): Promise<void>;
   abstract keys(): AsyncIterable<string>;
+  abstract modifiedAt(key: string): Promise<number | null>;
   abstract close(): Promise<void>;
 
   async putFile(key: string, path: string): Promise<number> {

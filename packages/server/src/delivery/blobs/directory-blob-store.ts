@@ -176,6 +176,11 @@ export class DirectoryBlobStore implements BlobStore {
     return info?.isFile() ? info.size : null;
   }
 
+  async modifiedAt(key: string): Promise<number | null> {
+    const info = await stat(this.pathOf(key)).catch(() => null);
+    return info?.isFile() ? info.mtimeMs : null;
+  }
+
   async remove(key: string): Promise<void> {
     await unlink(this.pathOf(key)).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;

@@ -125,6 +125,15 @@ export class PostgresBlobStore extends RemoteBlobStore {
     return (await this.#head(key))?.bytes ?? null;
   }
 
+  async modifiedAt(key: string): Promise<number | null> {
+    checkBlobKey(key);
+    const { rows } = await this.#pool.query<{ created_at: string }>(
+      `SELECT created_at FROM ${this.#files} WHERE key = $1`,
+      [key],
+    );
+    return rows[0] ? Number(rows[0].created_at) : null;
+  }
+
   async remove(key: string): Promise<void> {
     checkBlobKey(key);
     await this.#transaction(async (client) => {

@@ -128,12 +128,53 @@ export class S3BlobStore extends RemoteBlobStore {
   }
 
   async size(key: string): Promise<number | null> {
+    return (await this.#head(key))?.ContentLength ?? null;
+  }
+
+  async modifiedAt(key: string): Promise<number | null> {
+    const head = await this.#head(key);
+    return head ? (head.LastModified?.getTime() ?? 0) : null;
+  }
+
+  /**
+   * Aborts the multipart uploads under the prefix begun before `before`: a writer that died
+   * mid-upload leaves its parts, which the store keeps (and bills) until they are aborted.
+   */
+  async abortUploads(before: number): Promise<number> {
+    let aborted = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    do {
+      const page = await this.#client.send(
+        new this.#sdk.s3.ListMultipartUploadsCommand({
+          Bucket: this.#bucket,
+          Prefix: this.#prefix,
+          ...(keyMarker ? { KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker } : {}),
+        }),
+      );
+      for (const upload of page.Uploads ?? []) {
+        if (!upload.Key || !upload.UploadId || (upload.Initiated?.getTime() ?? 0) >= before) continue;
+        await this.#client.send(
+          new this.#sdk.s3.AbortMultipartUploadCommand({
+            Bucket: this.#bucket,
+            Key: upload.Key,
+            UploadId: upload.UploadId,
+          }),
+        );
+        aborted++;
+      }
+      keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+      uploadIdMarker = page.NextUploadIdMarker;
+    } while (keyMarker);
+    return aborted;
+  }
+
+  async #head(key: string) {
     const object = this.#objectOf(key);
     try {
-      const answer = await this.#client.send(
+      return await this.#client.send(
         new this.#sdk.s3.HeadObjectCommand({ Bucket: this.#bucket, Key: object }),
       );
-      return answer.ContentLength ?? 0;
     } catch (error) {
       if (isNotFound(error)) return null;
       throw error;

@@ -96,7 +96,8 @@ export async function submitCallback(
           : { state: 'succeeded', result: { key: file.key!, media_type: file.mediaType, bytes: file.bytes } },
     });
   } catch (error) {
-    if (file?.key) await blobs.remove(file.key);
+    // Nothing half-stored: a file that cannot be removed now is unowned, and the sweep removes it.
+    if (file?.key) await blobs.remove(file.key).catch(() => {});
     // Handed in twice at once: the other one was recorded first.
     const now =
       (error as { code?: string }).code === 'conflict' && (await store.getOperationRecord(fields.id_gen));
