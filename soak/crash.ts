@@ -105,7 +105,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashFigures> {
         ? await startCli(
             options.backend === 'sqlite'
               ? ['serve', '--port', '0', ...workerArgs]
-              : ['serve', '--port', '0', '--no-worker', ...common],
+              : ['serve', '--port', '0', '--no-worker', '--allow-private-urls', ...common],
             /listening at (http:\S+)\//,
           )
         : await startCli(['worker', ...workerArgs], /running on postgres/);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { BlobStore } from '../delivery/index.ts';
+import type { BlobStore, SsrfPolicy } from '../delivery/index.ts';
 import { FAMILIES, uuidv7 } from 'mediahook/protocol';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
 import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
@@ -54,6 +54,8 @@ interface ApiOptions {
   allowedOrigins?: readonly string[] | undefined;
   /** Largest result file `POST /v1/callbacks` takes (1 GiB). */
   maxSubmittedFileBytes?: number | undefined;
+  /** The delivery's SSRF policy: webhook URLs it refuses from their text are refused at creation. */
+  ssrf?: SsrfPolicy | undefined;
 }
 
 const OPERATION_PATH = /^\/v1\/operations\/([^/]+)(\/redeliver|\/result)?$/;
@@ -74,6 +76,7 @@ export function apiKeyHash(key: string): string {
  */
 export function createApiHandler(options: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { store, blobs, metrics, log } = options;
+  const ssrf = options.ssrf ?? {};
   const hosts = allowedHostsOf(options.allowedHosts);
   const origins = allowedOriginsOf(options.allowedOrigins);
   const hostRefused = oncePerHost((host, last) =>
@@ -100,7 +103,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   }
 
   async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const request = parseCreateOperation(await readJson(req));
+    const request = parseCreateOperation(await readJson(req), ssrf);
     const id = uuidv7();
     await store.createOperation({
       id_gen: id,
@@ -118,7 +121,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
 
   async function submit(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { created, operation } = await readMultipartSubmission(req, (input) =>
-      submitCallback(store, blobs, input, { maxFileBytes: options.maxSubmittedFileBytes }),
+      submitCallback(store, blobs, input, { maxFileBytes: options.maxSubmittedFileBytes, ssrf }),
     );
     if (created) log('info', 'callback_submitted', { id_gen: operation.id_gen, state: operation.state });
     sendJson(res, created ? 202 : 200, operation);

@@ -1,7 +1,7 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { type Family, familiesCarrying, familyMediaProblem } from 'mediahook/protocol';
-import { WEBHOOK_SCHEMES } from '../delivery/index.ts';
+import { checkWebhookUrl, isSsrfRefusedError, type SsrfPolicy } from '../delivery/index.ts';
 import type { OperationKind } from '../store/index.ts';
 import { ApiError } from './api-error.ts';
 import { CREATE_OPERATION_SCHEMA, RECOVER_SCHEMA } from './api-schemas.ts';
@@ -41,26 +41,38 @@ function describe(error: ErrorObject | undefined): string {
 
 /**
  * Why the sender could never dial a webhook URL, if it could not, by the WHATWG parser the sender
- * uses. The SSRF check of the address is not
- * made here: it is made on the address dialled, and a refused callback ends `dead` saying why.
+ * uses. What the SSRF guard refuses is said by {@link webhookUrlRefusal}.
  */
 export function webhookUrlProblem(text: string): string | undefined {
-  let url: URL;
   try {
     // WHATWG also refuses an empty host and a port over 65535 for http(s).
-    url = new URL(text);
+    const url = new URL(text);
+    // The WHATWG parser drops tabs and line breaks and trims spaces and controls, so the URL
+    // dialled would not be the one stored and shown: such characters must be percent-encoded.
+    if (/[\u0000-\u0020\u007f]/.test(text)) return 'has a space or a control character: percent-encode it';
+    if (url.port === '0') return 'has port 0, which cannot be dialled';
+    return undefined;
   } catch {
     return 'is not a valid absolute URL';
   }
-  // The WHATWG parser drops tabs and line breaks and trims spaces and controls, so the URL
-  // dialled would not be the one stored and shown: such characters must be percent-encoded.
-  if (/[\u0000-\u0020\u007f]/.test(text)) return 'has a space or a control character: percent-encode it';
-  if (!WEBHOOK_SCHEMES.includes(url.protocol)) return `has the scheme ${url.protocol}: only http: and https:`;
-  if (url.port === '0') return 'has port 0, which cannot be dialled';
-  // The sender refuses them (url_credentials): callbacks are authenticated by their signature.
-  if (url.username !== '' || url.password !== '')
-    return 'carries a user name or password, which is never sent';
-  return undefined;
+}
+
+/**
+ * Why the SSRF guard would refuse a webhook URL from its text alone (a scheme other than http(s),
+ * credentials, a literal loopback, private, link-local or metadata address, a localhost name),
+ * if it would. A host name is resolved, and its addresses guarded, only at delivery.
+ *
+ * @example
+ * webhookUrlRefusal('http://127.0.0.1:9000/hook', {}); // 'webhook_url 127.0.0.1 is loopback …'
+ */
+export function webhookUrlRefusal(text: string, policy: SsrfPolicy): string | undefined {
+  try {
+    checkWebhookUrl(text, policy);
+    return undefined;
+  } catch (error) {
+    if (!isSsrfRefusedError(error)) throw error;
+    return `webhook_url is refused: ${error.message} (for local work, serve with --allow-private-urls)`;
+  }
 }
 
 /** The body of `POST /v1/operations`, once validated. */
@@ -75,9 +87,9 @@ interface CreateOperationRequest {
 
 /**
  * Validates a create-operation body against its schema and the rules a schema cannot say
- * (a webhook URL the sender can dial, a family that carries the kind's media type). Throws an {@link ApiError} 400 with a code.
+ * (a webhook URL the sender can dial and the SSRF guard lets through, a family that carries the kind's media type). Throws an {@link ApiError} 400 with a code.
  */
-export function parseCreateOperation(body: unknown): CreateOperationRequest {
+export function parseCreateOperation(body: unknown, policy: SsrfPolicy): CreateOperationRequest {
   if (!validateCreate(body)) {
     throw new ApiError(400, 'invalid_request', describe(validateCreate.errors?.[0]));
   }
@@ -99,6 +111,8 @@ export function parseCreateOperation(body: unknown): CreateOperationRequest {
   }
   const problem = webhookUrlProblem(request.webhook_url);
   if (problem) throw new ApiError(400, 'invalid_request', `webhook_url ${problem}`);
+  const refusal = webhookUrlRefusal(request.webhook_url, policy);
+  if (refusal) throw new ApiError(400, 'webhook_url_not_allowed', refusal);
   const mediaType = mediaTypeOf(request.kind);
   const mismatch = familyMediaProblem(request.family, mediaType);
   if (mismatch !== undefined) {

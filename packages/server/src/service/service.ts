@@ -158,6 +158,7 @@ export function createService(options: ServiceOptions): Service {
       allowedHosts: options.allowedHosts,
       allowedOrigins: options.allowedOrigins,
       maxSubmittedFileBytes: options.maxSubmittedFileBytes,
+      ssrf: options.ssrf,
     }),
     metrics,
     blobs,

@@ -4,6 +4,7 @@
  */
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
+import { FormData, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { apiClientError } from '../../src/service/api-error.ts';
 import { type RunningService, startService, waitForCallback } from './service-harness.ts';
@@ -25,8 +26,6 @@ describe('the API over HTTP', () => {
       ['https://:99999/', /not a valid absolute URL/],
       ['http://exa%00mple.com/', /not a valid absolute URL/],
       ['http://host.example:0/', /port 0/],
-      ['http://u:p@host.example/', /user name or password/],
-      ['https://user@host.example/', /user name or password/],
       // The parser would drop these, and the URL dialled would not be the one stored.
       ['http://127.0.0.1/ok\r\nX-Injected: 1', /space or a control character/],
       ['http://127.0.0.1/a\tb', /space or a control character/],
@@ -312,7 +311,7 @@ describe('the API over HTTP', () => {
   });
 });
 
-describe('the SSRF guard, still at delivery', () => {
+describe('the SSRF guard at creation', () => {
   let run: RunningService;
   beforeAll(async () => {
     run = await startService({ ssrf: {} });
@@ -321,10 +320,33 @@ describe('the SSRF guard, still at delivery', () => {
     await run?.stop();
   });
 
-  it('accepts a URL whose address it refuses, and the callback ends dead with the reason', async () => {
-    const created = await run.post('/v1/operations', { ...GOOD, fail_with: 'no' });
-    expect(created.status).toBe(202);
-    const operation = await waitForCallback(run, created.body.id_gen as string, ['dead']);
-    expect(operation.callback.attempts[0]!.error).toMatch(/SSRF guard: .*loopback/);
+  it('refuses at creation a URL its text alone gives away, naming --allow-private-urls', async () => {
+    const cases: [string, RegExp][] = [
+      ['http://127.0.0.1:9/x', /loopback/],
+      ['http://[::1]/x', /loopback/],
+      ['http://10.1.2.3/x', /private/],
+      ['http://169.254.169.254/latest/meta-data/', /169\.254\.169\.254/],
+      ['http://localhost:8080/x', /loopback/],
+      ['http://u:p@host.example/', /credentials/],
+      ['https://user@host.example/', /credentials/],
+    ];
+    for (const [webhook_url, reason] of cases) {
+      const created = await run.post('/v1/operations', { ...GOOD, webhook_url });
+      expect([created.status, created.body?.error?.code], webhook_url).toEqual([
+        400,
+        'webhook_url_not_allowed',
+      ]);
+      expect(created.body.error.message, webhook_url).toMatch(reason);
+      expect(created.body.error.message, webhook_url).toMatch(/--allow-private-urls/);
+    }
+    const form = new FormData();
+    form.append('webhook_url', 'http://127.0.0.1:9/x');
+    form.append('family', 'A');
+    form.append('id_gen', 'refused-at-the-door');
+    form.append('message', 'it failed');
+    const handedIn = await request(`${run.url}/v1/callbacks`, { method: 'POST', body: form });
+    const body = (await handedIn.body.json()) as { error: { code: string } };
+    expect([handedIn.statusCode, body.error.code]).toEqual([400, 'webhook_url_not_allowed']);
+    expect((await run.get('/v1/operations/refused-at-the-door')).status).toBe(404);
   });
 });

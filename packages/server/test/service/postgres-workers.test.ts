@@ -58,7 +58,7 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')(
       out = await mkdtemp(join(tmpdir(), 'mediahook-pg-received-'));
       receiving = await startReceiving(out, SECRET);
       const api = await start(
-        ['serve', '--no-worker', '--db', db, '--data', data, '--port', '0'],
+        ['serve', '--no-worker', '--db', db, '--data', data, '--port', '0', '--allow-private-urls'],
         /listening at (\S+)/,
       );
       children.push(api.child);

@@ -126,7 +126,7 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true').each(['postg
       const apiData = await mkdtemp(join(dir, 'api-'));
       dataDirs.push(apiData);
       api = await startServeProcess(
-        ['--no-worker', '--db', db, '--data', apiData, '--blobs', blobsFlag],
+        ['--no-worker', '--db', db, '--data', apiData, '--blobs', blobsFlag, '--allow-private-urls'],
         env,
       );
       processes.push(api);

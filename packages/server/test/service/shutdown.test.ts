@@ -42,7 +42,7 @@ describe('serve on SIGTERM', () => {
   let serve: ServeProcess;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'mediahook-shutdown-'));
-    serve = await startServeProcess(['--data', dir]);
+    serve = await startServeProcess(['--data', dir, '--allow-private-urls']);
   });
   afterEach(async () => {
     serve?.child.kill('SIGKILL');

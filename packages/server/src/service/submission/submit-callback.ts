@@ -6,9 +6,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { DEFAULT_LIMITS, FAMILIES, type Family, parseTimeGen, ProtocolError } from 'mediahook/protocol';
-import { BLOB_ID, type BlobBytes, type BlobStore } from '../../delivery/index.ts';
+import { BLOB_ID, type BlobBytes, type BlobStore, type SsrfPolicy } from '../../delivery/index.ts';
 import type { OperationRecord, OperationResource, SubmittedOperation } from '../../store/index.ts';
-import { webhookUrlProblem } from '../request-validation.ts';
+import { webhookUrlProblem, webhookUrlRefusal } from '../request-validation.ts';
 import { takeFileIn, type TakenFile } from './file-intake.ts';
 import { SubmissionError } from './submission-error.ts';
 
@@ -39,6 +39,11 @@ interface SubmissionStore {
 export interface SubmitOptions {
   /** Largest result file, in bytes (1 GiB). */
   maxFileBytes?: number | undefined;
+  /**
+   * The delivery's SSRF policy: a webhook URL it refuses from its text alone is refused here
+   * (`webhook_url_not_allowed`). Without one, the URL is guarded at delivery only.
+   */
+  ssrf?: SsrfPolicy | undefined;
 }
 
 /** `created`: a new operation (HTTP 202); else the same hand-in again (HTTP 200). */
@@ -66,6 +71,8 @@ export async function submitCallback(
   options: SubmitOptions = {},
 ): Promise<SubmitResult> {
   const fields = checkFields(input);
+  const refusal = options.ssrf && webhookUrlRefusal(fields.webhook_url, options.ssrf);
+  if (refusal) throw new SubmissionError('webhook_url_not_allowed', refusal);
   const existing = await store.getOperationRecord(fields.id_gen);
   let file: TakenFile | null = null;
   if (input.result !== undefined) {

@@ -43,6 +43,7 @@ describe('serve --generator-command limits', () => {
     const serve = await startServeProcess([
       '--data',
       await dataDir(),
+      '--allow-private-urls',
       '--generator-command',
       command,
       '--generator-max-output',
