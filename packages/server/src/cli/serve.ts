@@ -7,8 +7,10 @@ import {
   allowOriginFlags,
   type CliIo,
   type Command,
+  durationFlag,
   parseCommandArgs,
   portFlag,
+  sizeFlag,
   untilSignal,
   UsageError,
 } from 'mediahook/cli';
@@ -29,6 +31,10 @@ Options:
   --allow-origin ORIGIN   let pages of this origin POST to the API and read its answers (CORS),
                           e.g. a browser app with a key (repeatable); by default another site's
                           POST is refused, key or not
+  --idle-timeout DUR      answer 408 to a hand-in (POST /v1/callbacks) whose body sends nothing
+                          for this long (default 30s)
+  --min-upload-rate SIZE  answer 408 to a hand-in slower than SIZE a second over 30s
+                          (default 64KiB; 0: off)
 ${SERVICE_FLAG_USAGE}`;
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
@@ -43,11 +49,18 @@ export const serveCommand: Command = {
       'no-worker': { type: 'boolean' },
       'allowed-host': { type: 'string', multiple: true },
       'allow-origin': { type: 'string', multiple: true },
+      'idle-timeout': { type: 'string' },
+      'min-upload-rate': { type: 'string' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const port = portFlag('--port', values.port, 8080);
     const allowedHosts = allowedHostFlags(values['allowed-host']);
     const allowedOrigins = allowOriginFlags(values['allow-origin']);
+    const minRate = values['min-upload-rate'];
+    const uploadGuards = {
+      idleTimeoutMs: durationFlag('--idle-timeout', values['idle-timeout'], 30_000),
+      minBytesPerSecond: minRate?.trim() === '0' ? 0 : sizeFlag('--min-upload-rate', minRate),
+    };
     const setup = await serviceSetup(values, io);
     const host = values.host ?? '127.0.0.1';
     if (!LOOPBACK.test(host) && (await setup.store.countApiKeys()) === 0) {
@@ -63,6 +76,7 @@ export const serveCommand: Command = {
       workers: values['no-worker'] !== true,
       allowedHosts,
       allowedOrigins,
+      uploadGuards,
     });
     // A single embedded process restarting: whatever it held before is its own to take back.
     if (!setup.store.sharedByProcesses) await setup.store.recoverLeases();

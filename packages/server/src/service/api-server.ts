@@ -7,6 +7,7 @@ import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
 import {
   allowedHostsOf,
   allowedOriginsOf,
+  type BodyGuardOptions,
   hostAllowed,
   hostHint,
   hostNotAllowedMessage,
@@ -17,6 +18,7 @@ import { requestHeadError } from './api-http-server.ts';
 import { sendBlobAnswer } from './blob-answer.ts';
 import { readMultipartSubmission } from './submission/multipart-submission.ts';
 import { submitCallback } from './submission/submit-callback.ts';
+import { guardedUpload, uploadGuardsOf } from './submission/upload-guards.ts';
 import { ApiError, apiErrorResponse, crossSiteRequest, hostNotAllowed, unauthorized } from './api-error.ts';
 import {
   JSON_TYPE,
@@ -56,6 +58,11 @@ interface ApiOptions {
   maxSubmittedFileBytes?: number | undefined;
   /** The delivery's SSRF policy: webhook URLs it refuses from their text are refused at creation. */
   ssrf?: SsrfPolicy | undefined;
+  /**
+   * How slow a hand-in's body may be (`POST /v1/callbacks`): nothing for `idleTimeoutMs` (30 s),
+   * or under `minBytesPerSecond` (64 KiB/s) over `rateWindowMs` (30 s), is `408 upload_too_slow`.
+   */
+  uploadGuards?: BodyGuardOptions | undefined;
 }
 
 const OPERATION_PATH = /^\/v1\/operations\/([^/]+)(\/redeliver|\/result)?$/;
@@ -77,6 +84,7 @@ export function apiKeyHash(key: string): string {
 export function createApiHandler(options: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { store, blobs, metrics, log } = options;
   const ssrf = options.ssrf ?? {};
+  const uploadGuards = uploadGuardsOf(options.uploadGuards);
   const hosts = allowedHostsOf(options.allowedHosts);
   const origins = allowedOriginsOf(options.allowedOrigins);
   const hostRefused = oncePerHost((host, last) =>
@@ -120,7 +128,8 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
   }
 
   async function submit(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const { created, operation } = await readMultipartSubmission(req, (input) =>
+    const body = guardedUpload(req, { maxFileBytes: options.maxSubmittedFileBytes, guards: uploadGuards });
+    const { created, operation } = await readMultipartSubmission(req, body, (input) =>
       submitCallback(store, blobs, input, { maxFileBytes: options.maxSubmittedFileBytes, ssrf }),
     );
     if (created) log('info', 'callback_submitted', { id_gen: operation.id_gen, state: operation.state });

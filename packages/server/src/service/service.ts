@@ -10,6 +10,7 @@ import {
   type RetryPolicy,
   type SsrfPolicy,
 } from '../delivery/index.ts';
+import type { BodyGuardOptions } from 'mediahook/web';
 import type { Store } from '../store/index.ts';
 import { createApiHandler } from './api-server.ts';
 import { GenerationWorker } from './generation-worker.ts';
@@ -54,6 +55,11 @@ export interface ServiceOptions {
   allowedOrigins?: readonly string[] | undefined;
   /** Largest result file `POST /v1/callbacks` takes (1 GiB). */
   maxSubmittedFileBytes?: number | undefined;
+  /**
+   * How slow a hand-in's body may be: nothing for `idleTimeoutMs` (30 s), or under
+   * `minBytesPerSecond` (64 KiB/s) over `rateWindowMs` (30 s), is `408 upload_too_slow`.
+   */
+  uploadGuards?: BodyGuardOptions | undefined;
   /**
    * How long a fault of the service's own (its database, blob store, disk, a generator that
    * cannot start) may hold an operation up, tried again meanwhile, before it fails (24 h).
@@ -159,6 +165,7 @@ export function createService(options: ServiceOptions): Service {
       allowedOrigins: options.allowedOrigins,
       maxSubmittedFileBytes: options.maxSubmittedFileBytes,
       ssrf: options.ssrf,
+      uploadGuards: options.uploadGuards,
     }),
     metrics,
     blobs,

@@ -6,6 +6,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { BodyGuardOptions } from 'mediahook/web';
 import { request } from 'undici';
 import type { BlobStore, SsrfPolicy } from '../../src/delivery/index.ts';
 import { createApiServer } from '../../src/service/api-http-server.ts';
@@ -62,6 +63,7 @@ export async function startService(
     maxSubmittedFileBytes?: number;
     blobs?: BlobStore;
     faultRetryForMs?: number;
+    uploadGuards?: BodyGuardOptions;
   } = {},
 ): Promise<RunningService> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
@@ -80,6 +82,7 @@ export async function startService(
     maxSubmittedFileBytes: options.maxSubmittedFileBytes,
     blobs: options.blobs,
     faultRetryForMs: options.faultRetryForMs,
+    uploadGuards: options.uploadGuards,
     log: options.log ?? silentLogger,
   });
   await service.start();

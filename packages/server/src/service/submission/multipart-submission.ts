@@ -15,13 +15,14 @@ const FILE_PART = 'result';
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Reads a `multipart/form-data` hand-in and gives it to `consume` as soon as the file part
- * starts, with the file as a stream that fills while the request is read (at the pace the
- * consumer takes it). Text parts come first, the file last, as in a callback. Malformed bodies
- * and part errors throw the protocol's codes.
+ * Reads a `multipart/form-data` hand-in (the request's `body`, as its guards let it through) and
+ * gives it to `consume` as soon as the file part starts, with the file as a stream that fills
+ * while the request is read (at the pace the consumer takes it). Text parts come first, the file
+ * last, as in a callback. Malformed bodies and part errors throw the protocol's codes.
  */
 export async function readMultipartSubmission<T>(
   req: IncomingMessage,
+  body: AsyncIterable<Uint8Array>,
   consume: (input: CallbackInput) => Promise<T>,
 ): Promise<T> {
   const checked = boundaryOf(req.headers['content-type']);
@@ -89,8 +90,8 @@ export async function readMultipartSubmission<T>(
     },
   });
   try {
-    for await (const chunk of req) {
-      parser.write(chunk as Buffer);
+    for await (const chunk of body) {
+      parser.write(chunk);
       if (full) {
         full = false;
         // The consumer's pace, or its failure: whichever comes first.
