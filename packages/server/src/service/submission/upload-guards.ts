@@ -14,7 +14,7 @@ const ROOM_BESIDE_FILE = 1024 * 1024;
 /** The least a hand-in must bring per second over 30 s, where a receiver asks 1 KiB. */
 const MIN_UPLOAD_BYTES_PER_SECOND = 64 * 1024;
 
-type UploadGuards = ReturnType<typeof bodyGuardsOf>;
+export type UploadGuards = ReturnType<typeof bodyGuardsOf>;
 
 /** The guards in force: the options given, the service's defaults for the rest. */
 export function uploadGuardsOf(options: BodyGuardOptions = {}): UploadGuards {

@@ -1,0 +1,18 @@
+/** The handler of `POST /v1/callbacks`: an outcome made elsewhere, handed in to be delivered. */
+import { readMultipartSubmission } from '../submission/multipart-submission.ts';
+import { submitCallback as submit } from '../submission/submit-callback.ts';
+import { guardedUpload } from '../submission/upload-guards.ts';
+import { sendJson } from '../api-exchange.ts';
+import type { RouteHandler } from './route.ts';
+
+export const submitCallback: RouteHandler = async (
+  { req, res },
+  { store, blobs, log, maxSubmittedFileBytes, ssrf, uploadGuards },
+) => {
+  const body = guardedUpload(req, { maxFileBytes: maxSubmittedFileBytes, guards: uploadGuards });
+  const { created, operation } = await readMultipartSubmission(req, body, (input) =>
+    submit(store, blobs, input, { maxFileBytes: maxSubmittedFileBytes, ssrf }),
+  );
+  if (created) log('info', 'callback_submitted', { id_gen: operation.id_gen, state: operation.state });
+  sendJson(res, created ? 202 : 200, operation);
+};
