@@ -86,6 +86,15 @@ export class DeliveryWorker {
   readonly workerId: string;
   readonly #options: DeliveryWorkerOptions;
   readonly #inflight = new Set<Promise<void>>();
+  /** The callbacks those deliveries are of. */
+  readonly #inflightIds = new Set<string>();
+  /**
+   * A round failed: its claim may have been made, its answer lost with the connection, leaving
+   * callbacks leased to this worker that it does not know of. Given back once the store answers.
+   */
+  #claimsUnknown = false;
+  /** Callbacks whose attempt could not be recorded: they stay leased until the lease runs out. */
+  readonly #givenUp = new Set<string>();
   /** Result files sent from memory are read into these, reused per receiver. */
   readonly #buffers = new ResultBuffers();
   /** Attempts that ended and are not written yet: the next round of the loop settles them. */
@@ -194,9 +203,11 @@ export class DeliveryWorker {
       let claimed: ClaimedCallback[] = [];
       if (free > 0 || finished.length > 0) {
         try {
+          if (this.#claimsUnknown) await this.#releaseUnknownClaims(finished);
           claimed = await this.#settle(finished, free);
         } catch (error) {
           this.#options.onError?.(error);
+          this.#claimsUnknown = true;
           await this.#settleAlone(finished);
           // After a pause, so that a store that is down is not asked in a loop.
           await this.#pause(this.#nextBlockedPoll());
@@ -208,6 +219,16 @@ export class DeliveryWorker {
       if (claimed.length === free && free > 0) continue; // there may be more due right now
       await this.#sleep(claimedAt);
     }
+  }
+
+  /**
+   * Gives back the callbacks leased to this worker that it is not delivering, nor holding an
+   * attempt of to record: those a lost answer to a claim left it.
+   */
+  async #releaseUnknownClaims(finished: readonly Finished[]): Promise<void> {
+    const keep = [...this.#inflightIds, ...this.#givenUp, ...finished.map((f) => f.settlement.id_gen)];
+    await this.#options.store.releaseLeases(this.workerId, keep);
+    this.#claimsUnknown = false;
   }
 
   /** Writes the ended attempts and claims up to `limit` more; tells of each attempt written. */
@@ -249,6 +270,7 @@ export class DeliveryWorker {
       } catch (error) {
         if (++item.failures < MAX_RECORD_TRIES) this.#finished.push(item);
         else {
+          this.#givenUp.add(item.settlement.id_gen);
           this.#options.onError?.(
             new Error(`gave up recording an attempt of ${item.settlement.id_gen}: ${String(error)}`, {
               cause: error,
@@ -262,8 +284,10 @@ export class DeliveryWorker {
   #start(item: ClaimedCallback): void {
     const delivery = this.#deliver(item).catch((error: unknown) => this.#options.onError?.(error));
     this.#inflight.add(delivery);
+    this.#inflightIds.add(item.callback.id_gen);
     void delivery.finally(() => {
       this.#inflight.delete(delivery);
+      this.#inflightIds.delete(item.callback.id_gen);
       this.#poke();
     });
   }
@@ -306,7 +330,10 @@ export class DeliveryWorker {
     // With every slot busy only a finished delivery (which pokes) can let work be taken: asking
     // the store when work is due would cost a query per delivery for nothing.
     const full = this.#inflight.size >= this.#concurrency;
-    const next = full ? null : await this.#options.store.nextDueAt('callback').catch(() => null);
+    // A store that cannot say (it is down) is asked again in a second.
+    const next = full
+      ? null
+      : await this.#options.store.nextDueAt('callback').catch(() => Date.now() + 1_000);
     const delay = next === null ? 60_000 : Math.max(0, Math.min(60_000, next - Date.now()));
     // A wake-up during the claim or the query above would otherwise be lost for up to a minute.
     if (this.#poked || !this.#running) return;

@@ -73,6 +73,13 @@ export class GenerationWorker {
   readonly workerId: string;
   readonly #options: GenerationWorkerOptions;
   readonly #inflight = new Set<Promise<void>>();
+  /** The operations those generations are of. */
+  readonly #inflightIds = new Set<string>();
+  /**
+   * A claim failed: it may have been made, its answer lost with the connection, leaving an
+   * operation leased to this worker that it does not know of. Given back once the store answers.
+   */
+  #claimsUnknown = false;
   readonly #abort = new AbortController();
   #running = false;
   #loop: Promise<void> | null = null;
@@ -137,12 +144,16 @@ export class GenerationWorker {
       let operation: OperationRecord | undefined;
       if (this.#inflight.size < concurrency) {
         try {
+          if (this.#claimsUnknown) {
+            await this.#options.store.releaseLeases(this.workerId, [...this.#inflightIds]);
+            this.#claimsUnknown = false;
+          }
           operation = await this.#options.store.claimOperation(this.workerId, leaseMs);
         } catch (error) {
           this.#options.onError?.(error);
+          this.#claimsUnknown = true;
           // The store is down: look again shortly, not at the next wake-up it cannot send.
-          await wakeableDelay(1_000, (wake) => (this.#wake = wake));
-          this.#wake = null;
+          await this.#pause(1_000);
           continue;
         }
       }
@@ -162,12 +173,17 @@ export class GenerationWorker {
   }
 
   async #sleep(): Promise<void> {
-    const next = await this.#options.store.nextDueAt('operation').catch(() => null);
+    // A store that cannot say (it is down) is asked again in a second.
+    const next = await this.#options.store.nextDueAt('operation').catch(() => Date.now() + 1_000);
     // A stop or new work that came while the store was asked found no sleeper to wake: without
     // this, the loop would sleep on, up to a minute, and a stop would wait for it.
     if (this.#poked || !this.#running) return;
-    const delay = next === null ? 60_000 : Math.max(50, Math.min(60_000, next - Date.now()));
-    await wakeableDelay(delay, (wake) => (this.#wake = wake));
+    await this.#pause(next === null ? 60_000 : Math.max(50, Math.min(60_000, next - Date.now())));
+  }
+
+  /** Waits `ms`, or less when poked. */
+  async #pause(ms: number): Promise<void> {
+    await wakeableDelay(ms, (wake) => (this.#wake = wake));
     this.#wake = null;
   }
 
@@ -183,6 +199,7 @@ export class GenerationWorker {
   async #generate(operation: OperationRecord, leaseMs: number): Promise<void> {
     const { store } = this.#options;
     const started = performance.now();
+    this.#inflightIds.add(operation.id_gen);
     const renew = setInterval(() => {
       store.renewOperationLease(operation.id_gen, this.workerId, leaseMs).catch(() => {});
     }, leaseMs / 3);
@@ -217,6 +234,7 @@ export class GenerationWorker {
       // Cleared on every path: a lease renewed after a failure would hold the operation
       // `running` for good.
       clearInterval(renew);
+      this.#inflightIds.delete(operation.id_gen);
       if (scratch.dir !== undefined) await rm(scratch.dir, { recursive: true, force: true });
     }
   }

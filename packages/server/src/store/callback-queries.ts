@@ -55,6 +55,7 @@ export async function releaseLeaseRows(
   workerId: string | null,
   now: number,
   events: WorkEvent[],
+  keep: readonly string[] = [],
 ): Promise<ReleasedLeases> {
   const callbacks = await trx
     .updateTable('callbacks')
@@ -72,12 +73,14 @@ export async function releaseLeaseRows(
     }))
     .where('state', '=', 'delivering')
     .$if(workerId !== null, (qb) => qb.where('lease_owner', '=', workerId))
+    .$if(keep.length > 0, (qb) => qb.where('id_gen', 'not in', keep))
     .executeTakeFirst();
   const operations = await trx
     .updateTable('operations')
     .set({ state: 'queued', lease_owner: null, lease_expires_at: null })
     .where('state', '=', 'running')
     .$if(workerId !== null, (qb) => qb.where('lease_owner', '=', workerId))
+    .$if(keep.length > 0, (qb) => qb.where('id_gen', 'not in', keep))
     .executeTakeFirst();
   const released = {
     operations: Number(operations.numUpdatedRows),

@@ -290,9 +290,9 @@ export abstract class SqlStore implements Store {
     return { settled, claimed };
   }
 
-  releaseLeases(workerId: string): Promise<ReleasedLeases> {
+  releaseLeases(workerId: string, keep: readonly string[] = []): Promise<ReleasedLeases> {
     checkWorker(workerId);
-    return this.write((trx, events) => releaseLeaseRows(trx, workerId, this.clock(), events));
+    return this.write((trx, events) => releaseLeaseRows(trx, workerId, this.clock(), events, keep));
   }
 
   renewCallbackLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean> {

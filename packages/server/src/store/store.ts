@@ -371,8 +371,11 @@ export interface WorkStore {
    * open circuits; null when nothing will. An idle worker sleeps until then or a wake-up.
    */
   nextDueAt(kind?: 'operation' | 'callback'): Promise<number | null>;
-  /** Gives back what `workerId` holds, due now (graceful shutdown). */
-  releaseLeases(workerId: string): Promise<ReleasedLeases>;
+  /**
+   * Gives back what `workerId` holds, due now, but the ids in `keep` (graceful shutdown; or
+   * claims whose answer a dropped connection lost, which the worker holds without knowing).
+   */
+  releaseLeases(workerId: string, keep?: readonly string[]): Promise<ReleasedLeases>;
   /** Gives back every lease, due now: for a store no other process uses (`sharedByProcesses`). */
   recoverLeases(): Promise<ReleasedLeases>;
   /** Operations and callbacks per state, for metrics. */
