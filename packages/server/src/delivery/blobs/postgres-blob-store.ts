@@ -47,6 +47,8 @@ export class PostgresBlobStore extends RemoteBlobStore {
     const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4 });
     // An idle connection dropped by the server must not crash the process; the next query reconnects.
     pool.on('error', () => {});
+    // Nor one dropped while a write holds it between two queries: its next query fails instead.
+    pool.on('connect', (client) => client.on('error', () => {}));
     const store = new PostgresBlobStore(pool, schema);
     try {
       await store.#transaction(async (client) => {
