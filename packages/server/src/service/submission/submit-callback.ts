@@ -103,11 +103,14 @@ export async function submitCallback(
           : { state: 'succeeded', result: { key: file.key!, media_type: file.mediaType, bytes: file.bytes } },
     });
   } catch (error) {
-    // Nothing half-stored: a file that cannot be removed now is unowned, and the sweep removes it.
-    if (file?.key) await blobs.remove(file.key).catch(() => {});
-    // Handed in twice at once: the other one was recorded first.
-    const now =
-      (error as { code?: string }).code === 'conflict' && (await store.getOperationRecord(fields.id_gen));
+    // Recorded after all? By a hand-in of the same id at once (`conflict`), or by this one when
+    // the answer was lost with the connection. Null: the store cannot say now.
+    const now = await store.getOperationRecord(fields.id_gen).catch(() => null);
+    const ours = file?.key != null && now?.result?.key === file.key;
+    // Nothing half-stored: a file no operation owns goes; one the store cannot vouch for now is
+    // left to the retention sweep, which removes it once it is an hour old and still unowned.
+    if (file?.key && now !== null && !ours) await blobs.remove(file.key).catch(() => {});
+    if (ours) return { created: true, operation: (await store.getOperation(fields.id_gen))! };
     if (now) return sameAgain(store, now, fingerprint);
     throw error;
   }
