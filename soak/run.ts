@@ -1,5 +1,5 @@
 /**
- * `npm run soak`: the long form of the reliability suites (crash, chaos, fuzz, abuse), with
+ * `npm run soak`: the long form of the reliability suites (crash, chaos, outages, fuzz, abuse), with
  * their figures printed and written to soak/results.json. The CI-sized forms of the same
  * suites run inside `npm test` (test/reliability/).
  *
@@ -17,12 +17,13 @@ import { chaosProblems, runChaos } from './chaos.ts';
 import { type CrashOptions, crashProblems, runCrash } from './crash.ts';
 import { fuzzProblems } from './fuzz/fuzz.ts';
 import { httpFuzzProblems, runHttpFuzz } from './fuzz/http-fuzz.ts';
+import { outageProblems, runOutages } from './outages.ts';
 import { runLongFuzz } from './fuzz/long-fuzz.ts';
 import { streamMemory } from './fuzz/memory.ts';
 import { killAll, probePostgres } from './lib/processes.ts';
 import { startPrivatePostgres } from './lib/private-postgres.ts';
 
-const SUITES = ['crash', 'chaos', 'fuzz', 'abuse'] as const;
+const SUITES = ['crash', 'chaos', 'outages', 'fuzz', 'abuse'] as const;
 type Suite = (typeof SUITES)[number];
 
 const { values } = parseArgs({
@@ -125,6 +126,23 @@ if (only.includes('chaos')) {
     const figures = await runChaos({ callbacks: n(2000), largeEvery: 25, seed, settleMs: 900_000 });
     return { figures, problems: chaosProblems(figures) };
   });
+}
+if (only.includes('outages')) {
+  process.env['AWS_EC2_METADATA_DISABLED'] = 'true';
+  for (const blobs of ['postgres', 's3'] as const) {
+    await step(`outages (--blobs ${blobs})`, async () => {
+      const options = {
+        blobs,
+        operations: n(200),
+        handIns: n(50),
+        outageMs: 10_000,
+        cutMs: 10_000,
+        settleMs: 300_000,
+      };
+      const figures = await runOutages(options);
+      return { figures, problems: outageProblems(figures, options.operations + options.handIns) };
+    });
+  }
 }
 if (only.includes('fuzz')) {
   await step('fuzz (decoder, in process)', async () => {
