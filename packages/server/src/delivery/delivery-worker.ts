@@ -282,7 +282,12 @@ export class DeliveryWorker {
   }
 
   #start(item: ClaimedCallback): void {
-    const delivery = this.#deliver(item).catch((error: unknown) => this.#options.onError?.(error));
+    const delivery = this.#deliver(item).catch((error: unknown) => {
+      this.#options.onError?.(error);
+      // Still leased here, with no attempt to record (a fault the store could not take back):
+      // given back with the next round that reaches the store.
+      this.#claimsUnknown = true;
+    });
     this.#inflight.add(delivery);
     this.#inflightIds.add(item.callback.id_gen);
     void delivery.finally(() => {

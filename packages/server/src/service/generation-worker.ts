@@ -158,9 +158,12 @@ export class GenerationWorker {
         }
       }
       if (operation) {
-        const job = this.#generate(operation, leaseMs).catch((error: unknown) =>
-          this.#options.onError?.(error),
-        );
+        const job = this.#generate(operation, leaseMs).catch((error: unknown) => {
+          this.#options.onError?.(error);
+          // Still leased here, unfinished (a fault the store could not take back): given back
+          // once the store answers again.
+          this.#claimsUnknown = true;
+        });
         this.#inflight.add(job);
         void job.finally(() => {
           this.#inflight.delete(job);

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { blobKeyOf, DirectoryBlobStore } from '../../src/delivery/index.ts';
+import { blobKeyOf, type DirectoryBlobStore } from '../../src/delivery/index.ts';
 import { sweepResults } from '../../src/delivery/result-sweep.ts';
 import type { Store } from '../../src/store/index.ts';
 import { type BlobBackend, blobBackends, closeSharedS3Server } from '../blobs/blob-backends.ts';
