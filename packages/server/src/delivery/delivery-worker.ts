@@ -15,11 +15,17 @@ import {
   type Settlement,
   type WorkStore,
 } from '../store/index.ts';
-import { DEFAULT_FAULT_RETRY_FOR_MS, nextFaultTry, unavailableFailure } from '../faults/dependency-fault.ts';
+import {
+  DEFAULT_FAULT_RETRY_FOR_MS,
+  isDependencyFault,
+  nextFaultTry,
+  unavailableFailure,
+} from '../faults/dependency-fault.ts';
 import type { BlobStore } from './blobs/index.ts';
 import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
 import { outgoingCallbackOf, refusedAttempt, watchedResultOf } from './outgoing-callback.ts';
 import { DEFAULT_LEASE_MS, renewLeaseWhileSending } from './lease-renewal.ts';
+import { HeldLeases } from './held-leases.ts';
 import { ResultBuffers } from './result-buffers.ts';
 import { sweepResults } from './result-sweep.ts';
 import { wakeableDelay } from './wakeable-delay.ts';
@@ -28,8 +34,9 @@ import { DEFAULT_RETRY_POLICY, nextCallbackState, type RetryPolicy } from './ret
 const MIN_BLOCKED_POLL_MS = 50;
 
 /**
- * Rounds an attempt may fail to be recorded in before it is given up: its callback then stays
- * leased and is taken over, and sent again, once the lease runs out.
+ * Rounds the store may refuse to record an attempt in before it is given up: its callback then
+ * stays leased and is taken over, and sent again, once the lease runs out. A store that cannot
+ * be reached refuses nothing: the attempt waits for it, however long.
  */
 const MAX_RECORD_TRIES = 5;
 
@@ -86,15 +93,8 @@ export class DeliveryWorker {
   readonly workerId: string;
   readonly #options: DeliveryWorkerOptions;
   readonly #inflight = new Set<Promise<void>>();
-  /** The callbacks those deliveries are of. */
-  readonly #inflightIds = new Set<string>();
-  /**
-   * A round failed: its claim may have been made, its answer lost with the connection, leaving
-   * callbacks leased to this worker that it does not know of. Given back once the store answers.
-   */
-  #claimsUnknown = false;
-  /** Callbacks whose attempt could not be recorded: they stay leased until the lease runs out. */
-  readonly #givenUp = new Set<string>();
+  /** The callbacks this worker is delivering, or keeps leased on purpose. */
+  readonly #held = new HeldLeases();
   /** Result files sent from memory are read into these, reused per receiver. */
   readonly #buffers = new ResultBuffers();
   /** Attempts that ended and are not written yet: the next round of the loop settles them. */
@@ -203,11 +203,13 @@ export class DeliveryWorker {
       let claimed: ClaimedCallback[] = [];
       if (free > 0 || finished.length > 0) {
         try {
-          if (this.#claimsUnknown) await this.#releaseUnknownClaims(finished);
+          // Attempts still to record keep their callbacks leased.
+          const recording = finished.map((f) => f.settlement.id_gen);
+          await this.#held.giveBackUnknown(this.#options.store, this.workerId, recording);
           claimed = await this.#settle(finished, free);
         } catch (error) {
           this.#options.onError?.(error);
-          this.#claimsUnknown = true;
+          this.#held.mayHoldUnknown();
           await this.#settleAlone(finished);
           // After a pause, so that a store that is down is not asked in a loop.
           await this.#pause(this.#nextBlockedPoll());
@@ -219,16 +221,6 @@ export class DeliveryWorker {
       if (claimed.length === free && free > 0) continue; // there may be more due right now
       await this.#sleep(claimedAt);
     }
-  }
-
-  /**
-   * Gives back the callbacks leased to this worker that it is not delivering, nor holding an
-   * attempt of to record: those a lost answer to a claim left it.
-   */
-  async #releaseUnknownClaims(finished: readonly Finished[]): Promise<void> {
-    const keep = [...this.#inflightIds, ...this.#givenUp, ...finished.map((f) => f.settlement.id_gen)];
-    await this.#options.store.releaseLeases(this.workerId, keep);
-    this.#claimsUnknown = false;
   }
 
   /** Writes the ended attempts and claims up to `limit` more; tells of each attempt written. */
@@ -268,9 +260,10 @@ export class DeliveryWorker {
       try {
         await this.#settle([item], 0);
       } catch (error) {
-        if (++item.failures < MAX_RECORD_TRIES) this.#finished.push(item);
+        if (isDependencyFault(error) || ++item.failures < MAX_RECORD_TRIES) this.#finished.push(item);
         else {
-          this.#givenUp.add(item.settlement.id_gen);
+          // Still leased: taken over, and sent again, once the lease runs out.
+          this.#held.hold(item.settlement.id_gen);
           this.#options.onError?.(
             new Error(`gave up recording an attempt of ${item.settlement.id_gen}: ${String(error)}`, {
               cause: error,
@@ -286,13 +279,13 @@ export class DeliveryWorker {
       this.#options.onError?.(error);
       // Still leased here, with no attempt to record (a fault the store could not take back):
       // given back with the next round that reaches the store.
-      this.#claimsUnknown = true;
+      this.#held.mayHoldUnknown();
     });
     this.#inflight.add(delivery);
-    this.#inflightIds.add(item.callback.id_gen);
+    this.#held.hold(item.callback.id_gen);
     void delivery.finally(() => {
       this.#inflight.delete(delivery);
-      this.#inflightIds.delete(item.callback.id_gen);
+      this.#held.drop(item.callback.id_gen);
       this.#poke();
     });
   }

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { blobKeyOf, type BlobStore } from '../delivery/index.ts';
+import { HeldLeases } from '../delivery/held-leases.ts';
 import { wakeableDelay } from '../delivery/wakeable-delay.ts';
 import { DEFAULT_FAULT_RETRY_FOR_MS, nextFaultTry, unavailableFailure } from '../faults/dependency-fault.ts';
 import type {
@@ -73,13 +74,8 @@ export class GenerationWorker {
   readonly workerId: string;
   readonly #options: GenerationWorkerOptions;
   readonly #inflight = new Set<Promise<void>>();
-  /** The operations those generations are of. */
-  readonly #inflightIds = new Set<string>();
-  /**
-   * A claim failed: it may have been made, its answer lost with the connection, leaving an
-   * operation leased to this worker that it does not know of. Given back once the store answers.
-   */
-  #claimsUnknown = false;
+  /** The operations this worker is generating. */
+  readonly #held = new HeldLeases();
   readonly #abort = new AbortController();
   #running = false;
   #loop: Promise<void> | null = null;
@@ -144,14 +140,11 @@ export class GenerationWorker {
       let operation: OperationRecord | undefined;
       if (this.#inflight.size < concurrency) {
         try {
-          if (this.#claimsUnknown) {
-            await this.#options.store.releaseLeases(this.workerId, [...this.#inflightIds]);
-            this.#claimsUnknown = false;
-          }
+          await this.#held.giveBackUnknown(this.#options.store, this.workerId);
           operation = await this.#options.store.claimOperation(this.workerId, leaseMs);
         } catch (error) {
           this.#options.onError?.(error);
-          this.#claimsUnknown = true;
+          this.#held.mayHoldUnknown();
           // The store is down: look again shortly, not at the next wake-up it cannot send.
           await this.#pause(1_000);
           continue;
@@ -162,7 +155,7 @@ export class GenerationWorker {
           this.#options.onError?.(error);
           // Still leased here, unfinished (a fault the store could not take back): given back
           // once the store answers again.
-          this.#claimsUnknown = true;
+          this.#held.mayHoldUnknown();
         });
         this.#inflight.add(job);
         void job.finally(() => {
@@ -202,7 +195,7 @@ export class GenerationWorker {
   async #generate(operation: OperationRecord, leaseMs: number): Promise<void> {
     const { store } = this.#options;
     const started = performance.now();
-    this.#inflightIds.add(operation.id_gen);
+    this.#held.hold(operation.id_gen);
     const renew = setInterval(() => {
       store.renewOperationLease(operation.id_gen, this.workerId, leaseMs).catch(() => {});
     }, leaseMs / 3);
@@ -237,7 +230,7 @@ export class GenerationWorker {
       // Cleared on every path: a lease renewed after a failure would hold the operation
       // `running` for good.
       clearInterval(renew);
-      this.#inflightIds.delete(operation.id_gen);
+      this.#held.drop(operation.id_gen);
       if (scratch.dir !== undefined) await rm(scratch.dir, { recursive: true, force: true });
     }
   }
