@@ -18,7 +18,7 @@ import {
   ProtocolError,
   type ProtocolErrorCode,
   sniffMediaType,
-} from '../../packages/mediahook/src/protocol/index.ts';
+} from '../../../packages/mediahook/src/protocol/index.ts';
 
 export interface Decoded {
   family: Family;
@@ -203,7 +203,7 @@ export async function reencodeProblem(callback: Decoded, attempt = 0): Promise<s
   return isDeepStrictEqual(a, b) ? null : 'its re-encoding decodes differently';
 }
 
-export interface BusboyPart {
+interface BusboyPart {
   name: string | undefined;
   /** `unreadable`: a text busboy could not decode (a charset it does not know). */
   kind: 'field' | 'file' | 'unreadable';
@@ -212,7 +212,7 @@ export interface BusboyPart {
   mimeType: string;
 }
 
-export type BusboyReading = { ok: true; parts: BusboyPart[] } | { ok: false; error: string };
+type BusboyReading = { ok: true; parts: BusboyPart[] } | { ok: false; error: string };
 
 /**
  * busboy's reading of a body: every part it reports, or the error it raises. busboy 1.6 never
