@@ -1,4 +1,4 @@
-/** What a receiver answers and tells: its JSON response and the `onOutcome` report. */
+/** What a receiver answers and tells: its JSON response, and the `onOutcome` and `onHandlerError` reports. */
 import { emitWarning } from 'node:process';
 import type {
   ReceivedCallback,

@@ -45,7 +45,7 @@ export type {
   StoredFile,
 } from './receiver-types.ts';
 
-/** The adapter-independent core: `handle()` turns a request into a 200 or 500 answer. */
+/** The adapter-independent core: `handle()` turns a request into a 200, 405 or 500 answer. */
 export interface Receiver {
   handle(request: ReceiverRequest): Promise<ReceiverResponse>;
   readonly store: ReceiptStore;
