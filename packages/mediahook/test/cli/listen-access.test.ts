@@ -2,7 +2,7 @@
  * Who sees what `mediahook listen` received (its inspector is for loopback clients unless
  * --inspector-open), and an --out it cannot write, refused at start.
  */
-import { readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
@@ -77,14 +77,24 @@ describe("listen's inspector, by client address", () => {
 });
 
 describe('listen with an --out it cannot write', () => {
-  async function refused(out: string): Promise<void> {
-    const run = await runCli(['listen', '--port', '0', '--out', out]);
+  async function refused(out: string, user?: { uid: number; gid: number }): Promise<void> {
+    const run = await runCli(['listen', '--port', '0', '--out', out], user ? { user } : {});
     expect(run.code).toBe(1);
     const lines = run.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^mediahook listen: cannot write to --out .+: E[A-Z]+: /);
     expect(run.stderr).not.toContain('receiving at');
   }
+
+  it('exits 1 at start, in one line, when --out is a directory it may not write', async () => {
+    const parent = await tempDir();
+    await chmod(parent, 0o755);
+    const out = join(parent, 'read-only');
+    await mkdir(out);
+    await chmod(out, 0o555);
+    // Root writes whatever the mode: as root, the command runs as nobody, whom the mode binds.
+    await refused(out, process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined);
+  });
 
   it('exits 1 at start, in one line, when --out is a file', async () => {
     const file = join(await tempDir(), 'file');
