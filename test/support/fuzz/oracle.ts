@@ -12,30 +12,16 @@ import {
   encodeCallback,
   FAMILIES,
   FAMILY_PARTS,
-  type Family,
   type FileSink,
-  type MediaType,
   ProtocolError,
   type ProtocolErrorCode,
   sniffMediaType,
 } from '../../../packages/mediahook/src/protocol/index.ts';
+import type { Expected } from './bodies.ts';
 
-export interface Decoded {
-  family: Family;
-  event: 'success' | 'error';
-  status: string;
-  id_gen: string;
-  time_gen: string;
-  message?: string;
-  file?: {
-    part: string;
-    filename: string;
-    declaredType: string | null;
-    mediaType: MediaType;
-    bytes: number;
-    sha256: string | null;
-    content: Buffer;
-  };
+/** A callback as a decoder read it: what a valid body is expected to be, and its file's size and hash. */
+export interface Decoded extends Omit<Expected, 'file'> {
+  file?: NonNullable<Expected['file']> & { bytes: number; sha256: string | null };
 }
 
 export type Outcome = { ok: true; callback: Decoded } | { ok: false; code: ProtocolErrorCode };
