@@ -1,0 +1,94 @@
+/**
+ * The route table, the router and `/openapi.json` agree: every route of the table is dispatched
+ * by the running service and is in the document with its method, parameters, body and answers;
+ * and neither has anything more.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApiDocument } from '../../src/service/openapi-document.ts';
+import type { Route } from '../../src/service/routes/route.ts';
+import { ROUTES } from '../../src/service/routes/route-table.ts';
+import { routerOf } from '../../src/service/routes/router.ts';
+import { type RunningService, startService } from './service-harness.ts';
+
+const METHODS = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'];
+
+/** A route's path with each parameter filled in. */
+const sample = (route: Route) => route.path.replace(/\{[^}]+\}/g, 'sample-1');
+
+type OpenApiOperation = {
+  operationId: string;
+  parameters?: { name: string; in: string }[];
+  requestBody?: { content: Record<string, { schema: { $ref: string } }> };
+  responses: Record<string, unknown>;
+};
+type PathItem = { parameters?: { name: string; in: string }[] } & Record<string, OpenApiOperation>;
+
+describe('the route table', () => {
+  let run: RunningService;
+  beforeAll(async () => {
+    run = await startService({ workers: false });
+  });
+  afterAll(async () => {
+    await run?.stop();
+  });
+
+  it('names each route once, by method and path and by id', () => {
+    const keys = ROUTES.map((route) => `${route.method} ${route.path}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(new Set(ROUTES.map((route) => route.id)).size).toBe(ROUTES.length);
+  });
+
+  it('is what the service dispatches: each route reached, every other method 405', async () => {
+    const route = routerOf(ROUTES);
+    for (const entry of ROUTES) {
+      expect(route(entry.method, sample(entry)).route).toBe(entry);
+      const answer = await run.call(entry.method, sample(entry));
+      const where = `${entry.method} ${entry.path}: ${answer.status} ${answer.text.slice(0, 200)}`;
+      expect(answer.status, where).not.toBe(405);
+      expect(String(answer.body?.error?.message), where).not.toMatch(/^no such resource/);
+    }
+    for (const path of new Set(ROUTES.map(sample))) {
+      const taken = ROUTES.filter((entry) => sample(entry) === path).map((entry) => entry.method);
+      for (const method of METHODS.filter((name) => !taken.includes(name as Route['method']))) {
+        const answer = await run.call(method, path);
+        expect(answer.status, `${method} ${path}`).toBe(405);
+        const allow = String(answer.headers['allow']).split(', ');
+        expect(allow.filter((name) => name !== 'HEAD').sort(), path).toEqual([...taken].sort());
+      }
+    }
+    expect((await run.get('/v1/nothing-here')).status).toBe(404);
+    expect((await run.get('/nothing-here')).status).toBe(404);
+  });
+
+  it('is what /openapi.json describes, and nothing more', async () => {
+    const document = (await run.get('/openapi.json')).body as { paths: Record<string, PathItem> };
+    expect(document).toEqual(openApiDocument());
+    const described = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => key !== 'parameters')
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(described.sort()).toEqual(ROUTES.map((route) => `${route.method} ${route.path}`).sort());
+    for (const route of ROUTES) {
+      const item = document.paths[route.path]!;
+      const operation = item[route.method.toLowerCase()]!;
+      expect(operation.operationId).toBe(route.id);
+      const pathNames = [...route.path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
+      expect((item.parameters ?? []).map((parameter) => [parameter.name, parameter.in])).toEqual(
+        pathNames.map((name) => [name, 'path']),
+      );
+      expect((operation.parameters ?? []).map((parameter) => `${parameter.in} ${parameter.name}`)).toEqual([
+        ...(route.query ?? []).map((parameter) => `query ${parameter.name}`),
+        ...(route.headers ?? []).map((parameter) => `header ${parameter.name}`),
+      ]);
+      const body = operation.requestBody?.content;
+      expect(body && Object.entries(body).map(([type, media]) => [type, media.schema.$ref])).toEqual(
+        route.body && [[route.body.type, `#/components/schemas/${route.body.schema}`]],
+      );
+      const statuses = Object.keys(route.answers);
+      if (route.role !== 'open') statuses.push('401');
+      if (route.role !== 'open' && route.method !== 'GET') statuses.push('403');
+      expect(Object.keys(operation.responses).sort()).toEqual(statuses.sort());
+    }
+  });
+});
