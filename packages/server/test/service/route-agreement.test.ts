@@ -1,19 +1,60 @@
 /**
- * The route table, the router and `/openapi.json` agree: every route of the table is dispatched
- * by the running service and is in the document with its method, parameters, body and answers;
- * and neither has anything more.
+ * The route table, the router, `/openapi.json` and the typed client agree: every route of the
+ * table is dispatched by the running service, is in the document with its method, parameters,
+ * body and answers, and has its client method; and none of them has anything more.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  createClient,
+  type EndpointHealth,
+  type Operation,
+  type StatsBucket,
+} from '../../src/client/index.ts';
 import { openApiDocument } from '../../src/service/openapi-document.ts';
 import type { Route } from '../../src/service/routes/route.ts';
 import { ROUTES } from '../../src/service/routes/route-table.ts';
 import { routerOf } from '../../src/service/routes/router.ts';
+import type {
+  EndpointHealth as StoredEndpointHealth,
+  OperationResource,
+  StatsBucket as StoredBucket,
+} from '../../src/store/index.ts';
 import { type RunningService, startService } from './service-harness.ts';
 
 const METHODS = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'];
 
 /** A route's path with each parameter filled in. */
 const sample = (route: Route) => route.path.replace(/\{[^}]+\}/g, 'sample-1');
+
+/** Arguments to call each client method with: a new method needs its line here. */
+const CALLS: Record<string, unknown[]> = {
+  'operations.create': [
+    { kind: 'image', family: 'A', prompt: 'p', webhook_url: 'http://127.0.0.1:9/hook' },
+    { idempotencyKey: 'order-1' },
+  ],
+  'operations.get': ['op-1'],
+  'operations.list': [
+    { state: 'queued', family: 'A', callback_state: 'dead', endpoint: 'a:1', limit: 5, before: 'x' },
+  ],
+  'operations.redeliver': ['op-1'],
+  'operations.result': ['op-1'],
+  'callbacks.submit': [
+    { webhook_url: 'http://127.0.0.1:9/hook', family: 'A', id_gen: 'op-1', message: 'failed' },
+  ],
+  'endpoints.list': [],
+  'endpoints.get': ['127.0.0.1:9'],
+  'endpoints.recover': ['127.0.0.1:9', new Date(0)],
+  stats: ['24h'],
+};
+
+/** Every function of the client, by its dotted name. */
+function methodsOf(object: object, prefix = ''): [string, (...args: unknown[]) => Promise<unknown>][] {
+  return Object.entries(object).flatMap(([name, value]) =>
+    typeof value === 'function'
+      ? [[`${prefix}${name}`, value as (...args: unknown[]) => Promise<unknown>]]
+      : methodsOf(value as object, `${prefix}${name}.`),
+  );
+}
 
 type OpenApiOperation = {
   operationId: string;
@@ -90,5 +131,43 @@ describe('the route table', () => {
       if (route.role !== 'open' && route.method !== 'GET') statuses.push('403');
       expect(Object.keys(operation.responses).sort()).toEqual(statuses.sort());
     }
+  });
+
+  it('is what the typed client calls: one method per route, and no other', async () => {
+    const sent: { method: string; url: URL; type: string | null; headers: Headers }[] = [];
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:9/',
+      fetch: async (input, init) => {
+        const headers = new Headers(init?.headers);
+        sent.push({
+          method: init!.method!,
+          url: new URL(String(input)),
+          type: headers.get('content-type'),
+          headers,
+        });
+        return new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } });
+      },
+    });
+    const methods = methodsOf(client);
+    const withRoutes = ROUTES.filter((route) => route.client !== undefined);
+    expect(methods.map(([name]) => name).sort()).toEqual(withRoutes.map((route) => route.client).sort());
+    const route = routerOf(ROUTES);
+    for (const [name, method] of methods) {
+      expect(CALLS, `arguments for client.${name}`).toHaveProperty([name]);
+      await method(...CALLS[name]!);
+      const request = sent.pop()!;
+      const called = route(request.method, request.url.pathname).route;
+      expect(called?.client, `client.${name} sent ${request.method} ${request.url.pathname}`).toBe(name);
+      const query = (called!.query ?? []).map((parameter) => parameter.name);
+      for (const key of request.url.searchParams.keys()) expect(query, `${name}: ?${key}`).toContain(key);
+      const type = request.type?.split(';')[0] ?? null;
+      expect(type, name).toBe(called!.body?.type ?? null);
+    }
+  });
+
+  it('types the client with the server’s own answer types', () => {
+    expectTypeOf<Operation>().toEqualTypeOf<OperationResource>();
+    expectTypeOf<EndpointHealth>().toEqualTypeOf<StoredEndpointHealth>();
+    expectTypeOf<StatsBucket>().toEqualTypeOf<StoredBucket>();
   });
 });
