@@ -1,6 +1,7 @@
 /**
  * The service's API as TypeScript types: what its routes take and answer, as `/openapi.json`
- * describes them (a test holds them equal to the server's own types).
+ * describes them. The server's handlers answer in these types (`satisfies`), and a test holds
+ * them equal to the store's own.
  */
 
 export type Family = 'A' | 'B';
