@@ -1,7 +1,7 @@
 /**
  * The service's API as TypeScript types: what its routes take and answer, as `/openapi.json`
- * describes them. The server's handlers answer in these types (`satisfies`), and a test holds
- * them equal to the store's own.
+ * describes them. Written here only: the store's resources and the handlers' answers are
+ * these types, so the client's cannot drift from what the server sends.
  */
 
 export type Family = 'A' | 'B';
