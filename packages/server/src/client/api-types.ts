@@ -25,13 +25,18 @@ export interface CreateOperation {
 
 /** One attempt to deliver a callback. */
 export interface Attempt {
+  /** RFC 3339 start time. */
   at: string;
   duration_ms: number;
+  /** The receiver's status code, or null when there was no answer. */
   status_code: number | null;
+  /** Why it failed without an answer (or a refused redirect), else null. */
   error: string | null;
   /** The first bytes (up to 1 KiB) of the receiver's answer, as text. */
   response_head: string | null;
+  /** The headers sent (signature included); null when none was sent (refused before dialling). */
   request_headers: Record<string, string> | null;
+  /** The answer's headers (a repeated one joined by `, `); null without an answer. */
   response_headers: Record<string, string> | null;
 }
 
