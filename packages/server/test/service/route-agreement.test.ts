@@ -1,7 +1,8 @@
 /**
  * The route table, the router, `/openapi.json` and the typed client agree: every route of the
  * table is dispatched by the running service, is in the document with its method, parameters,
- * body and answers, and has its client method; and none of them has anything more.
+ * body and answers, and has its client method; and none of them has anything more. The CORS
+ * preflight allows every method and declared header of the table.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
@@ -89,6 +90,26 @@ describe('the route table', () => {
     }
     expect((await run.get('/v1/nothing-here')).status).toBe(404);
     expect((await run.get('/nothing-here')).status).toBe(404);
+  });
+
+  it("is what an allowed origin's preflight allows: every method and declared header", async () => {
+    const origin = 'https://app.example';
+    const allowing = await startService({ workers: false, allowedOrigins: [origin] });
+    try {
+      const preflight = await allowing.call('OPTIONS', '/v1/operations', undefined, {
+        origin,
+        'access-control-request-method': 'POST',
+      });
+      expect(preflight.status).toBe(204);
+      const methods = String(preflight.headers['access-control-allow-methods']).split(', ');
+      const headers = String(preflight.headers['access-control-allow-headers']).split(', ');
+      for (const route of ROUTES.filter((entry) => entry.role !== 'open')) {
+        expect(methods).toContain(route.method);
+        for (const header of route.headers ?? []) expect(headers).toContain(header.name.toLowerCase());
+      }
+    } finally {
+      await allowing.stop();
+    }
   });
 
   it('is what /openapi.json describes, and nothing more', async () => {
