@@ -4,8 +4,8 @@
  * connections are cut once; see docs/reliability.md.
  */
 import { describe, expect, it } from 'vitest';
-import { probePostgres } from '../../soak/lib/processes.ts';
-import { outageProblems, runOutages } from '../../soak/outages.ts';
+import { probePostgres } from '../support/processes.ts';
+import { outageProblems, runOutages } from '../support/outages.ts';
 
 process.env['AWS_EC2_METADATA_DISABLED'] = 'true';
 const problem = await probePostgres();

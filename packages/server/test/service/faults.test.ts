@@ -15,7 +15,7 @@ import { CallbackSender, DeliveryWorker, S3BlobStore } from '../../src/delivery/
 import { GenerationWorker } from '../../src/service/generation-worker.ts';
 import { builtInGenerator, commandGenerator, type Generator } from '../../src/service/generators/index.ts';
 import type { OperationResource, Store } from '../../src/store/index.ts';
-import { until } from '../../../../soak/lib/processes.ts';
+import { until } from '../../../../test/support/processes.ts';
 import { S3_BUCKET, S3_CREDENTIALS, type S3Server, startS3Server } from '../blobs/s3-server.ts';
 import {
   type Backend,

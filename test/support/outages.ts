@@ -11,21 +11,21 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { FormData, request } from 'undici';
-import { createListenServer } from '../packages/mediahook/src/web/listen-server.ts';
+import { createListenServer } from '../../packages/mediahook/src/web/listen-server.ts';
 import {
   type BlobStore,
   idGenOfBlobKey,
   PostgresBlobStore,
   S3BlobStore,
-} from '../packages/server/src/delivery/index.ts';
-import { sweepResults } from '../packages/server/src/delivery/result-sweep.ts';
-import { createApiServer } from '../packages/server/src/service/api-http-server.ts';
-import { builtInGenerator } from '../packages/server/src/service/generators/index.ts';
-import { createService } from '../packages/server/src/service/service.ts';
-import { PostgresStore } from '../packages/server/src/store/index.ts';
-import { S3_BUCKET, S3_CREDENTIALS, startS3Server } from '../packages/server/test/blobs/s3-server.ts';
-import { freshSchema, POSTGRES_URL, sleep, tempDir, until } from './lib/processes.ts';
-import { startTcpProxy, throughProxy } from './lib/tcp-proxy.ts';
+} from '../../packages/server/src/delivery/index.ts';
+import { sweepResults } from '../../packages/server/src/delivery/result-sweep.ts';
+import { createApiServer } from '../../packages/server/src/service/api-http-server.ts';
+import { builtInGenerator } from '../../packages/server/src/service/generators/index.ts';
+import { createService } from '../../packages/server/src/service/service.ts';
+import { PostgresStore } from '../../packages/server/src/store/index.ts';
+import { S3_BUCKET, S3_CREDENTIALS, startS3Server } from '../../packages/server/test/blobs/s3-server.ts';
+import { freshSchema, POSTGRES_URL, sleep, tempDir, until } from './processes.ts';
+import { startTcpProxy, throughProxy } from './tcp-proxy.ts';
 
 export interface OutageOptions {
   blobs: 'postgres' | 's3';
