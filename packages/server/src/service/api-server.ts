@@ -34,6 +34,7 @@ import { corsHeaders, crossSiteReason, isAllowedPreflight, PREFLIGHT_HEADERS } f
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
 import { operatorRoute } from './operator-routes.ts';
+import { readinessOf } from './readiness.ts';
 import { parseCreateOperation } from './request-validation.ts';
 import type { RequestDrain } from './request-drain.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
@@ -80,6 +81,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     log('warn', 'host_not_allowed', { host, hint: hostHint(host, '--allowed-host', last) }),
   );
   const openapi = JSON.stringify(openApiDocument());
+  const ready = readinessOf(store, blobs);
   /** The routes outside `/v1`, open to all, GET only: their media type and text. */
   const open = new Map<string, () => Promise<[string, string]> | [string, string]>([
     ['/healthz', () => [JSON_TYPE, '{"ok":true}']],
@@ -166,6 +168,11 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     const url = requestTargetOf(req);
     if (url === null) throw new ApiError(400, 'invalid_request', 'the request target is not a valid URL');
     const path = url.pathname;
+    if (path === '/readyz') {
+      methodOf(req, path, ['GET']);
+      const readiness = await ready();
+      return sendJson(res, readiness.ready ? 200 : 503, readiness);
+    }
     const page = open.get(path);
     if (page) {
       methodOf(req, path, ['GET']);

@@ -33,6 +33,24 @@ const UNAUTHORIZED = {
  * The request headers of every callback. The signature headers are there only when the service
  * has a secret (Standard Webhooks; protocol.md, Signatures).
  */
+/** `/readyz`'s body: each check `ok`, or the text of what failed. */
+const READINESS = {
+  'application/json': {
+    schema: {
+      type: 'object',
+      required: ['ready', 'checks'],
+      properties: {
+        ready: { type: 'boolean' },
+        checks: {
+          type: 'object',
+          required: ['database', 'blobs'],
+          properties: { database: { type: 'string' }, blobs: { type: 'string' } },
+        },
+      },
+    },
+  },
+};
+
 const CALLBACK_HEADERS = [
   {
     name: 'User-Agent',
@@ -350,6 +368,16 @@ export function openApiDocument(): Record<string, unknown> {
                 },
               },
             },
+          },
+        },
+      },
+      '/readyz': {
+        get: {
+          summary: 'Readiness: the database and the blob store answer (each probed at most every 2 s)',
+          security: [],
+          responses: {
+            '200': { description: 'Ready: every check is ok.', content: READINESS },
+            '503': { description: 'Not ready: a failing check holds what failed.', content: READINESS },
           },
         },
       },
