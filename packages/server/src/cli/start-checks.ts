@@ -16,10 +16,10 @@ import { type CliIo, escapeControls, UsageError } from 'mediahook/cli';
 /** Every check shares this budget: a command that cannot start says so within 15 s. */
 const CHECKS_BUDGET_MS = 12_000;
 
-export type CheckName = 'database' | 'blobs' | 'generator';
+type CheckName = 'database' | 'blobs' | 'generator';
 
 /** One check's verdict: what was found, or what failed and what to do about it. */
-export interface CheckResult {
+interface CheckResult {
   name: CheckName;
   ok: boolean;
   /** What was checked and found (`ok`), or what failed. One line. */

@@ -9,7 +9,7 @@ const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 const SCHEME = /^([a-z][a-z0-9+.-]+):/i;
 
 /** Where a `--db` value puts the store: a SQLite file, or a PostgreSQL URL. */
-export type DbLocation = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
+type DbLocation = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
 
 /**
  * Reads a `--db` value: a path or `sqlite:PATH` is a SQLite file, `postgres://…` or
