@@ -3,26 +3,19 @@
  * line naming what failed and what to do (no stack trace), a wrong `--db` is a usage error, and
  * `mediahook doctor` prints a row per check. Real processes, a real s3rver, real PostgreSQL.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN } from '../../../mediahook/test/cli/helpers.ts';
+import { BIN, closedPort, runToExit } from '../../../mediahook/test/cli/helpers.ts';
 import { S3_BUCKET, type S3Server, startS3Server } from '../blobs/s3-server.ts';
 
 /** The limit the checks must keep: a command that cannot start says so within it. */
 const START_LIMIT_MS = 15_000;
 const POSTGRES = process.env['MEDIAHOOK_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Ran = Awaited<ReturnType<typeof runToExit>>;
 
 /** An environment with no AWS settings of this machine's: nothing from its profiles or roles. */
 function isolatedEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -37,18 +30,13 @@ function isolatedEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-/** Runs the command; one that has not exited within the start limit is killed and fails. */
-async function run(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Ran> {
-  const child = spawn(BIN, args, { cwd: options.cwd, env: options.env ?? isolatedEnv() });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const limit = setTimeout(() => child.kill('SIGKILL'), START_LIMIT_MS);
-  const [code, signal] = (await once(child, 'close')) as [number | null, string | null];
-  clearTimeout(limit);
-  if (signal === 'SIGKILL') throw new Error(`mediahook ${args.join(' ')} did not exit: ${stderr}`);
-  return { code, stdout, stderr };
+/** Runs the command; one that has not exited within the start limit fails. */
+function run(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Ran> {
+  return runToExit(BIN, args, {
+    cwd: options.cwd,
+    env: options.env ?? isolatedEnv(),
+    limitMs: START_LIMIT_MS,
+  });
 }
 
 /** Expects exit 1 and exactly one line `mediahook: cannot start: … (…)` on stderr, matching `what`. */
@@ -59,16 +47,6 @@ function expectCannotStart(ran: Ran, what: RegExp): void {
   expect(lines[0]).toMatch(/^mediahook: cannot start: .+ \(.+\)$/);
   expect(lines[0]).toMatch(what);
   expect(ran.stderr).not.toMatch(/\n\s+at /);
-}
-
-/** A loopback port nothing listens on (it was free a moment ago). */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 let s3: S3Server;
