@@ -12,7 +12,7 @@ const PROBE_EVERY_MS = 2000;
 const PROBE_TIMEOUT_MS = 5000;
 
 /** `/readyz`'s answer: each check's `ok` or what failed. */
-interface Readiness {
+export interface Readiness {
   ready: boolean;
   checks: { database: string; blobs: string };
 }
