@@ -6,7 +6,7 @@ const PROBE_BYTES = Buffer.from('mediahook blob store probe\n');
 /**
  * Proves that `blobs` takes, gives back and removes a file now: writes a small probe under a
  * key of its own (`mediahook-probe.<nonce>.jpg`, a key no operation has), reads it back and
- * removes it. Throws what failed; a probe left by a failed removal is swept as an orphan.
+ * removes it. Throws what failed; a probe stays only when its removal fails, owned by no operation.
  *
  * @example
  * await probeBlobStore(await openBlobStore('s3://mediahook/results', { dataDir: 'data' }));
