@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -107,7 +107,11 @@ export const demoCommand: Command = {
       ['database', 'blobs', 'generator'],
       io,
     );
-    if (checked === null) return 1;
+    if (checked === null) {
+      // A directory the demo made for itself is of no use to anyone once it cannot run.
+      if (values.data === undefined) await rm(dataDir, { recursive: true, force: true });
+      return 1;
+    }
     const { store } = checked;
     const blobs = checked.blobs!;
     const received = new Set<string>();

@@ -105,6 +105,15 @@ describe('a command that cannot start', () => {
     );
   });
 
+  it('demo: keeps no directory of its own once a check failed', async () => {
+    const temp = await fresh();
+    const ran = await run(['demo', '--port', '0', '--receiver-port', '0', '--exit'], {
+      env: isolatedEnv({ TMPDIR: temp, MEDIAHOOK_FFMPEG_PATH: join(dir, 'no-ffmpeg-here') }),
+    });
+    expectCannotStart(ran, /ffmpeg is not available/);
+    expect(await readdir(temp)).toEqual([]);
+  });
+
   it.each(['serve', 'worker'])('%s: a database nothing answers at', async (command) => {
     const data = await fresh();
     const db = `postgres://postgres@127.0.0.1:${await closedPort()}/test`;
