@@ -148,7 +148,7 @@ describe('npm install mediahook', () => {
     },
   );
 
-  it.each(['serve', 'worker', 'keys', 'demo'])(
+  it.each(['serve', 'worker', 'keys', 'demo', 'doctor'])(
     'mediahook %s says it needs @mediahook/server and exits 2, --help included',
     { timeout: INSTALL },
     async (command) => {

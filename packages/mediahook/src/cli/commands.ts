@@ -9,6 +9,7 @@ const SUMMARIES: Record<ServerCommandName | 'listen' | 'send' | 'check', string>
   check: 'Check that a receiver conforms: valid, repeated, malformed, badly signed callbacks',
   keys: 'Create API keys for the service',
   demo: 'Run the service and a receiver together, with three sample operations',
+  doctor: "Check the service's database, blob store and generator, as serve does at start",
 };
 
 const server = (name: ServerCommandName): CommandEntry => ({
@@ -42,4 +43,5 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   server('keys'),
   server('demo'),
+  server('doctor'),
 ];

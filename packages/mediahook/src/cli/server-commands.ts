@@ -8,7 +8,7 @@ const SERVER_PACKAGE = '@mediahook/server';
 const ENTRY = `${SERVER_PACKAGE}/commands`;
 
 /** The commands `@mediahook/server` provides: `mediahook` runs them when that package is installed. */
-export const SERVER_COMMAND_NAMES = ['serve', 'worker', 'keys', 'demo'] as const;
+export const SERVER_COMMAND_NAMES = ['serve', 'worker', 'keys', 'demo', 'doctor'] as const;
 export type ServerCommandName = (typeof SERVER_COMMAND_NAMES)[number];
 
 /** What `@mediahook/server/commands` exports. */

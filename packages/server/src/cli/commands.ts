@@ -10,4 +10,5 @@ export const serverCommands: ServerCommandLoaders = {
   worker: async () => (await import('./worker.ts')).workerCommand,
   keys: async () => (await import('./keys.ts')).keysCommand,
   demo: async () => (await import('./demo.ts')).demoCommand,
+  doctor: async () => (await import('./doctor.ts')).doctorCommand,
 };

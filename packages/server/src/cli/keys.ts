@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { apiKeyHash } from '../service/api-server.ts';
-import { openStore } from '../store/index.ts';
 import { type CliIo, type Command, parseCommandArgs, UsageError } from 'mediahook/cli';
+import { dbFlag } from './service-flags.ts';
+import { checkBeforeStart } from './start-checks.ts';
 
 const USAGE = `Usage: mediahook keys create [--label TEXT] [--db FILE|postgres://…] [--data DIR]
 
@@ -21,9 +22,16 @@ export const keysCommand: Command = {
     });
     if (positionals[0] !== 'create' || positionals.length > 1)
       throw new UsageError("the subcommand is 'create'");
-    const store = openStore(values.db ?? join(resolve(values.data ?? 'data'), 'mediahook.sqlite'));
+    const dataDir = resolve(values.data ?? 'data');
+    const { db, given } = dbFlag(values.db, dataDir);
+    const checked = await checkBeforeStart(
+      { db, dbGiven: given, dataDir, blobs: undefined, generatorProgram: undefined },
+      ['database'],
+      io,
+    );
+    if (checked === null) return 1;
+    const { store } = checked;
     try {
-      await store.migrate();
       const key = `mh_${randomBytes(32).toString('base64url')}`;
       await store.addApiKey({
         hash: apiKeyHash(key),

@@ -37,21 +37,24 @@ Options:
                           (default 64KiB; 0: off)
 ${SERVICE_FLAG_USAGE}`;
 
+/** `serve`'s flags: the shared ones and those of its own (`doctor` takes them all too). */
+export const SERVE_FLAG_OPTIONS = {
+  ...SERVICE_FLAG_OPTIONS,
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'no-worker': { type: 'boolean' },
+  'allowed-host': { type: 'string', multiple: true },
+  'allow-origin': { type: 'string', multiple: true },
+  'idle-timeout': { type: 'string' },
+  'min-upload-rate': { type: 'string' },
+} as const;
+
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 export const serveCommand: Command = {
   usage: USAGE,
   async run(argv: string[], io: CliIo): Promise<number> {
-    const { values, positionals } = parseCommandArgs(argv, {
-      ...SERVICE_FLAG_OPTIONS,
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'no-worker': { type: 'boolean' },
-      'allowed-host': { type: 'string', multiple: true },
-      'allow-origin': { type: 'string', multiple: true },
-      'idle-timeout': { type: 'string' },
-      'min-upload-rate': { type: 'string' },
-    });
+    const { values, positionals } = parseCommandArgs(argv, SERVE_FLAG_OPTIONS);
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const port = portFlag('--port', values.port, 8080);
     const allowedHosts = allowedHostFlags(values['allowed-host']);
@@ -62,6 +65,7 @@ export const serveCommand: Command = {
       minBytesPerSecond: minRate?.trim() === '0' ? 0 : sizeFlag('--min-upload-rate', minRate),
     };
     const setup = await serviceSetup(values, io);
+    if (setup === null) return 1;
     const host = values.host ?? '127.0.0.1';
     if (!LOOPBACK.test(host) && (await setup.store.countApiKeys()) === 0) {
       await setup.store.close();

@@ -1,10 +1,12 @@
 import { join, resolve } from 'node:path';
-import { type BlobStore, openBlobStore, type SsrfPolicy, validateSsrfPolicy } from '../delivery/index.ts';
+import { type BlobStore, type SsrfPolicy, validateSsrfPolicy } from '../delivery/index.ts';
 import type { Generator } from '../service/generators/index.ts';
 import { jsonLogger } from '../service/json-log.ts';
 import type { ServiceOptions } from '../service/service.ts';
 import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
-import { openStore, type Store } from '../store/index.ts';
+import type { Store } from '../store/index.ts';
+import { parseDbLocation } from '../store/open-store.ts';
+import { checkBeforeStart, type StartPlan } from './start-checks.ts';
 import {
   type CliIo,
   durationFlag,
@@ -81,9 +83,38 @@ interface ServiceSetup {
   faultRetryForMs: number | undefined;
 }
 
-/** Reads the shared flags and opens (and migrates) the store they name. */
-export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<ServiceSetup> {
+/**
+ * The `--db` value, or the default SQLite file in the data directory; any other `scheme:` than
+ * `sqlite:`, `postgres://` and `postgresql://` is a usage error.
+ */
+export function dbFlag(value: string | undefined, dataDir: string): { db: string; given: boolean } {
+  if (value === undefined) return { db: join(dataDir, 'mediahook.sqlite'), given: false };
+  try {
+    parseDbLocation(value);
+  } catch (error) {
+    throw new UsageError(`--db: ${(error as Error).message}`);
+  }
+  return { db: value, given: true };
+}
+
+/**
+ * Reads the shared flags, then runs the start-up checks (start-checks.ts), which open (and
+ * migrate) the store and open the blob store. Null when a check failed: its line is written.
+ */
+export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<ServiceSetup | null> {
+  const plan = servicePlan(values, io);
+  const checked = await checkBeforeStart(plan.checks, ['database', 'blobs', 'generator'], io);
+  if (checked === null) return null;
+  return { ...plan.setup, store: checked.store, blobs: checked.blobs! };
+}
+
+/** What the shared flags ask for: the checks to run, and the rest of the set-up. */
+export function servicePlan(
+  values: ServiceFlags,
+  io: CliIo,
+): { checks: StartPlan; setup: Omit<ServiceSetup, 'store' | 'blobs'> } {
   const dataDir = resolve(values.data ?? 'data');
+  const { db, given } = dbFlag(values.db, dataDir);
   const secrets = secretFlags(values.secret);
   let retrySchedule: number[] | undefined;
   if (values['retry-schedule'] !== undefined) {
@@ -106,42 +137,36 @@ export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<Ser
   const faultRetryForMs = durationFlag('--fault-retry-for', values['fault-retry-for'], undefined, {
     min: 1000,
   });
-  const base = generatorOf(values);
+  const { generator, program } = generatorOf(values);
   // Log lines are NDJSON, machine output: stdout, while stderr keeps the human lines.
   const log = jsonLogger((line) => io.stdout.write(line));
-  const store = openStore(values.db ?? join(dataDir, 'mediahook.sqlite'), {
-    // A dropped PostgreSQL connection (or a failed WAL checkpoint) is logged as JSON like
-    // everything else the service logs, not as a Node warning with a trace hint.
-    onBackgroundError: (error) => log('warn', 'store_background_error', { error }),
-  });
-  let blobs: BlobStore;
-  try {
-    await store.migrate();
-    blobs = await openBlobStore(values.blobs, {
+  const postgres = parseDbLocation(db).dialect === 'postgres';
+  return {
+    checks: {
+      db,
+      dbGiven: given,
       dataDir,
-      db: values.db,
+      blobs: values.blobs,
+      generatorProgram: program,
+      storeOptions: {
+        // A dropped PostgreSQL connection (or a failed WAL checkpoint) is logged as JSON like
+        // everything else the service logs, not as a Node warning with a trace hint.
+        onBackgroundError: (error) => log('warn', 'store_background_error', { error }),
+      },
       // With PostgreSQL the directory is shared by every process, often over a network file
       // system, where a blocking read would hold the event loop for the network's time.
-      directory: store.dialect === 'postgres' ? { blockingReadMaxBytes: 0 } : {},
-    });
-  } catch (error) {
-    await store.close();
-    if ((error as { name?: string }).name === 'BlobStoreError') {
-      throw new UsageError(`--blobs: ${(error as Error).message}`);
-    }
-    throw error;
-  }
-  return {
-    store,
-    dataDir,
-    blobs,
-    generator: limitConcurrency(base, concurrency),
-    ssrf: { allowPrivate: values['allow-private-urls'] === true, allow: values['allow-url'] ?? [] },
-    secrets,
-    retrySchedule,
-    concurrency,
-    leaseMs,
-    faultRetryForMs,
+      directory: postgres ? { blockingReadMaxBytes: 0 } : {},
+    },
+    setup: {
+      dataDir,
+      generator: limitConcurrency(generator, concurrency),
+      ssrf: { allowPrivate: values['allow-private-urls'] === true, allow: values['allow-url'] ?? [] },
+      secrets,
+      retrySchedule,
+      concurrency,
+      leaseMs,
+      faultRetryForMs,
+    },
   };
 }
 
@@ -161,8 +186,8 @@ export function serviceOptionsOf(setup: ServiceSetup): ServiceOptions {
   };
 }
 
-/** The command generator the flags describe, or the built-in ones. */
-function generatorOf(values: ServiceFlags): Generator {
+/** The command generator the flags describe (and its program), or the built-in ones. */
+function generatorOf(values: ServiceFlags): { generator: Generator; program: string | undefined } {
   const command = values['generator-command'];
   const timeout = values['generator-timeout'];
   const maxOutput = values['generator-max-output'];
@@ -170,12 +195,14 @@ function generatorOf(values: ServiceFlags): Generator {
     if (timeout !== undefined || maxOutput !== undefined) {
       throw new UsageError('--generator-timeout and --generator-max-output go with --generator-command');
     }
-    return builtInGenerator();
+    return { generator: builtInGenerator(), program: undefined };
   }
-  return commandGenerator(splitCommand(command), {
+  const argv = splitCommand(command);
+  const generator = commandGenerator(argv, {
     timeoutMs: durationFlag('--generator-timeout', timeout, undefined, { min: 1000 }),
     maxOutputBytes: sizeFlag('--generator-max-output', maxOutput),
   });
+  return { generator, program: argv[0] };
 }
 
 /** Splits a command line on white space, honouring single and double quotes (no shell). */

@@ -20,6 +20,7 @@ export const workerCommand: Command = {
     if (values.db === undefined)
       throw new UsageError('--db is required (a postgres:// URL, or a SQLite file)');
     const setup = await serviceSetup(values, io);
+    if (setup === null) return 1;
     const service = createService(serviceOptionsOf(setup));
     const stopped = untilSignal();
     await service.start();

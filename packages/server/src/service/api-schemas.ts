@@ -252,6 +252,20 @@ const ERROR_SCHEMA = {
   },
 } as const;
 
+/** `/readyz`'s answer: each check `ok`, or the first line of what failed. */
+const READINESS_SCHEMA = {
+  type: 'object',
+  required: ['ready', 'checks'],
+  properties: {
+    ready: { type: 'boolean' },
+    checks: {
+      type: 'object',
+      required: ['database', 'blobs'],
+      properties: { database: { type: 'string' }, blobs: { type: 'string' } },
+    },
+  },
+} as const;
+
 /** `POST /v1/callbacks`: an outcome made elsewhere, text parts first and the file last. */
 const SUBMIT_CALLBACK_SCHEMA = {
   type: 'object',
@@ -331,6 +345,7 @@ export const API_SCHEMAS = {
   Recover: RECOVER_SCHEMA,
   Recovered: RECOVERED_SCHEMA,
   Stats: STATS_SCHEMA,
+  Readiness: READINESS_SCHEMA,
   Error: ERROR_SCHEMA,
 } as const;
 

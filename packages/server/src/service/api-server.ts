@@ -25,6 +25,7 @@ import { JSON_TYPE, segment, send } from './api-exchange.ts';
 import { corsHeaders, crossSiteReason, isAllowedPreflight, preflightHeaders } from './cross-site.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
+import { readinessOf } from './readiness.ts';
 import type { RequestDrain } from './request-drain.ts';
 import type { ApiContext, Role } from './routes/route.ts';
 import { ROUTES } from './routes/route-table.ts';
@@ -87,6 +88,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     ssrf: options.ssrf ?? {},
     uploadGuards: uploadGuardsOf(options.uploadGuards),
     openapi: JSON.stringify(openApiDocument()),
+    readiness: readinessOf(store, options.blobs),
   };
   const destinationOf = routerOf(ROUTES);
   const guarded = ROUTES.filter((route) => route.role !== 'open');

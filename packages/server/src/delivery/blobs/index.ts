@@ -7,6 +7,7 @@ export {
   idGenOfBlobKey,
   type OpenedBlob,
 } from './blob-store.ts';
+export { probeBlobStore } from './blob-probe.ts';
 export { BlobStoreError, type BlobStoreErrorCode } from './blob-store-error.ts';
 export {
   DEFAULT_BLOCKING_READ_MAX_BYTES,

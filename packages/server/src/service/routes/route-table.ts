@@ -9,7 +9,7 @@ import { submitCallback } from './callback-routes.ts';
 import { createOperation, getOperation, getResult, listOperations, redeliver } from './operation-routes.ts';
 import { getEndpoint, getStats, listEndpoints, recoverEndpoint } from './operator-routes.ts';
 import type { Route } from './route.ts';
-import { dashboard, health, metricsPage, openApi } from './service-pages.ts';
+import { dashboard, health, metricsPage, openApi, ready } from './service-pages.ts';
 
 const OVER_64_KIB = 'The body is over 64 KiB (`body_too_large`).';
 const NOT_JSON = 'The body is not `application/json` (`unsupported_media_type`).';
@@ -205,6 +205,23 @@ export const ROUTES: readonly Route[] = [
       },
     },
     handle: health,
+  },
+  {
+    id: 'getReadiness',
+    method: 'GET',
+    path: '/readyz',
+    role: 'open',
+    summary: 'Readiness: the database and the blob store answer',
+    description:
+      'Each check is probed at most every 2 s, however often this is asked; a probe with no answer in 5 s fails.',
+    answers: {
+      200: { description: 'Ready: every check is `ok`.', schema: 'Readiness' },
+      503: {
+        description: 'Not ready: a failing check holds the first line of what went wrong.',
+        schema: 'Readiness',
+      },
+    },
+    handle: ready,
   },
   {
     id: 'getMetrics',

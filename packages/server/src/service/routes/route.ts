@@ -7,6 +7,7 @@ import type { BlobStore, SsrfPolicy } from '../../delivery/index.ts';
 import type { Store } from '../../store/index.ts';
 import type { SchemaName } from '../api-schemas.ts';
 import type { Logger } from '../json-log.ts';
+import type { Readiness } from '../readiness.ts';
 import type { ServiceMetrics } from '../service-metrics.ts';
 import type { UploadGuards } from '../submission/upload-guards.ts';
 
@@ -32,6 +33,8 @@ export interface ApiContext {
   uploadGuards: UploadGuards;
   /** `/openapi.json`'s text, derived from the table once. */
   openapi: string;
+  /** `/readyz`'s verdict, each check probed at most every 2 s (readiness.ts). */
+  readiness: () => Promise<Readiness>;
 }
 
 /** One request as a handler sees it: the path's parameters are percent-decoded already. */
