@@ -20,6 +20,12 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')('the service
       expect(outageProblems(figures, options.operations + options.handIns)).toEqual([]);
       // The outages met the work: requests were answered 503 and faults were waited out.
       expect(figures.answers['503']).toBeGreaterThan(0);
+      // Each of the three outages was watched on /readyz (503 during it, 200 after: see the problems).
+      expect(figures.readyz.map((r) => r.outage)).toEqual([
+        `blob store (${blobs})`,
+        'PostgreSQL',
+        `blob store (${blobs})`,
+      ]);
     },
     60_000,
   );

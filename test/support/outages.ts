@@ -3,8 +3,8 @@
  * takes operations and hand-ins while its blob store is stopped twice and its PostgreSQL
  * connections are cut once (a TCP proxy between, never the shared server). No operation may
  * fail, every callback must be delivered (exactly once, except where the cut fell between a
- * receiver's answer and its recording), no request may be answered 500, and no file may be
- * left that no operation owns.
+ * receiver's answer and its recording), no request may be answered 500, `/readyz` must say 503
+ * during each outage and 200 after it, and no file may be left that no operation owns.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -51,6 +51,8 @@ export interface OutageFigures {
   duplicates: { id: string; deliveries: number; firstAt: number }[];
   /** When the PostgreSQL cut began and ended. */
   cut: { from: number; to: number };
+  /** Per outage (blob store, PostgreSQL, blob store): `/readyz` said 503 during it, and 200 after. */
+  readyz: { outage: string; unready: boolean; readyAfter: boolean }[];
   /** Files kept that no operation owns, and multipart uploads or chunks left behind. */
   orphans: string[];
   leftovers: number;
@@ -159,22 +161,46 @@ export async function runOutages(options: OutageOptions): Promise<OutageFigures>
         return { status: response.statusCode, id };
       });
 
-    const blobOutage = async () => {
-      if (s3) {
-        await s3.stop();
-        await sleep(options.outageMs);
-        await s3.start();
-      } else await blobProxy!.cut(options.outageMs);
+    const readyz: OutageFigures['readyz'] = [];
+    const ready = () =>
+      request(`${api}/readyz`)
+        .then(async (r) => (await r.body.text(), r.statusCode))
+        .catch(() => 0);
+    /** Runs an outage while watching `/readyz`: a 503 seen during it, a 200 seen after it. */
+    const watched = async (outage: string, run: () => Promise<unknown>) => {
+      let over = false;
+      let unready = false;
+      const watching = (async () => {
+        while (!over) {
+          if ((await ready()) === 503) unready = true;
+          await sleep(250);
+        }
+      })();
+      await run();
+      over = true;
+      await watching;
+      const readyAfter = await until(async () => (await ready()) === 200, 15_000, 250);
+      readyz.push({ outage, unready, readyAfter });
     };
+    const blobOutage = () =>
+      watched(`blob store (${options.blobs})`, async () => {
+        if (s3) {
+          await s3.stop();
+          await sleep(options.outageMs);
+          await s3.start();
+        } else await blobProxy!.cut(options.outageMs);
+      });
     const gap = options.outageMs / 2;
     const windowMs = 3 * gap + 2 * options.outageMs + options.cutMs;
     const outages = (async () => {
       await sleep(gap);
       await blobOutage();
       await sleep(gap);
-      cut.from = Date.now();
-      await Promise.all([storeProxy.cut(options.cutMs), blobProxy?.cut(options.cutMs)]);
-      cut.to = Date.now();
+      await watched('PostgreSQL', async () => {
+        cut.from = Date.now();
+        await Promise.all([storeProxy.cut(options.cutMs), blobProxy?.cut(options.cutMs)]);
+        cut.to = Date.now();
+      });
       await sleep(gap);
       await blobOutage();
     })();
@@ -234,6 +260,7 @@ export async function runOutages(options: OutageOptions): Promise<OutageFigures>
         .filter(([, seen]) => seen.count > 1)
         .map(([id, seen]) => ({ id, deliveries: seen.count, firstAt: seen.firstAt })),
       cut,
+      readyz,
       orphans,
       leftovers,
       swept,
@@ -286,6 +313,10 @@ export function outageProblems(figures: OutageFigures, expected: number): string
     if (firstAt < figures.cut.from - 1_000 || firstAt > figures.cut.to + 1_000) {
       problems.push(`${id} was delivered ${deliveries} times, first outside the PostgreSQL cut`);
     }
+  }
+  for (const { outage, unready, readyAfter } of figures.readyz) {
+    if (!unready) problems.push(`/readyz never said 503 while the ${outage} was down`);
+    if (!readyAfter) problems.push(`/readyz did not say 200 again after the ${outage} came back`);
   }
   if (figures.orphans.length > 0) problems.push(`files no operation owns: ${figures.orphans.join(', ')}`);
   if (figures.leftovers > 0) problems.push(`${figures.leftovers} upload parts or chunks left behind`);
