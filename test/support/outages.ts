@@ -27,7 +27,7 @@ import { S3_BUCKET, S3_CREDENTIALS, startS3Server } from '../../packages/server/
 import { freshSchema, POSTGRES_URL, sleep, tempDir, until } from './processes.ts';
 import { startTcpProxy, throughProxy } from './tcp-proxy.ts';
 
-export interface OutageOptions {
+interface OutageOptions {
   blobs: 'postgres' | 's3';
   operations: number;
   handIns: number;
@@ -38,7 +38,7 @@ export interface OutageOptions {
   settleMs: number;
 }
 
-export interface OutageFigures {
+interface OutageFigures {
   blobs: 'postgres' | 's3';
   accepted: number;
   /** Answers to the clients' requests, by status (a 503 is tried again by the client). */

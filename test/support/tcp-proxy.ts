@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 
-export interface TcpProxy {
+interface TcpProxy {
   /** The port it listens on, on 127.0.0.1. */
   port: number;
   /** Connections cut so far (each a client and its server side). */
