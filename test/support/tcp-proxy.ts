@@ -11,7 +11,11 @@ interface TcpProxy {
   port: number;
   /** Connections cut so far (each a client and its server side). */
   cuts(): number;
-  /** Cuts every connection and refuses new ones (closed as soon as made) for `forMs`. */
+  /** Cuts every connection and refuses new ones (closed as soon as made) until `up`. */
+  down(): void;
+  /** Lets connections through again. */
+  up(): void;
+  /** `down`, and `up` again `forMs` later. */
   cut(forMs: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -34,13 +38,18 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
+  const down = () => {
+    refusing = true;
+    cut += Math.ceil(open.size / 2);
+    for (const socket of open) socket.destroy();
+  };
   return {
     port: (server.address() as AddressInfo).port,
     cuts: () => cut,
+    down,
+    up: () => void (refusing = false),
     async cut(forMs) {
-      refusing = true;
-      cut += Math.ceil(open.size / 2);
-      for (const socket of open) socket.destroy();
+      down();
       await new Promise((resolve) => setTimeout(resolve, forMs));
       refusing = false;
     },

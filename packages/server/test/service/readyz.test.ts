@@ -5,9 +5,7 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +19,7 @@ import { DirectoryBlobStore } from '../../src/delivery/index.ts';
 import { readinessOf } from '../../src/service/readiness.ts';
 import { openStore } from '../../src/store/index.ts';
 import { POSTGRES_URL } from '../store/backends.ts';
+import { startTcpProxy } from '../../../../test/support/tcp-proxy.ts';
 
 interface Readiness {
   status: number;
@@ -68,46 +67,6 @@ async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-readyz-'));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/** A TCP proxy to `target` on a port of its own, which can be cut (every connection dropped) and mended. */
-async function tcpProxy(target: { host: string; port: number }): Promise<{
-  port: number;
-  cut(): Promise<void>;
-  mend(): Promise<void>;
-  close(): Promise<void>;
-}> {
-  const sockets = new Set<Socket>();
-  const make = (): Server =>
-    createServer((client) => {
-      const upstream = connect(target.port, target.host);
-      for (const socket of [client, upstream]) {
-        sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
-        socket.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-  let server = make().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  const cut = async () => {
-    const closed = once(server, 'close');
-    server.close();
-    for (const socket of sockets) socket.destroy();
-    await closed;
-  };
-  return {
-    port,
-    cut,
-    async mend() {
-      server = make().listen(port, '127.0.0.1');
-      await once(server, 'listening');
-    },
-    close: async () => {
-      if (server.listening) await cut();
-    },
-  };
 }
 
 describe('readinessOf', () => {
@@ -201,17 +160,17 @@ describe('GET /readyz', () => {
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await admin.end();
     });
-    const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
     onTestFinished(() => proxy.close());
     const db = new URL(POSTGRES_URL);
     db.port = String(proxy.port);
     db.searchParams.set('schema', schema);
     const url = await serve(['--data', data, '--db', db.href]);
     expect((await readyz(url)).status).toBe(200);
-    await proxy.cut();
+    proxy.down();
     const down = await readyzUntil(url, 503);
     expect(down.body.checks).toEqual({ database: expect.not.stringMatching(/^ok$/), blobs: 'ok' });
-    await proxy.mend();
+    proxy.up();
     expect((await readyzUntil(url, 200)).body.checks).toEqual({ database: 'ok', blobs: 'ok' });
   });
 });
