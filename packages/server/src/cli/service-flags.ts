@@ -1,18 +1,17 @@
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { type BlobStore, openBlobStore, type SsrfPolicy, validateSsrfPolicy } from '../delivery/index.ts';
 import type { Generator } from '../service/generators/index.ts';
 import { jsonLogger } from '../service/json-log.ts';
 import type { ServiceOptions } from '../service/service.ts';
 import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
 import { openStore, type Store } from '../store/index.ts';
+import { type CliIo, durationFlag, parseDurationList, sizeFlag, UsageError } from 'mediahook/cli';
 import {
-  type CliIo,
-  durationFlag,
-  parseDurationList,
-  secretFlags,
-  sizeFlag,
-  UsageError,
-} from 'mediahook/cli';
+  defaultSecretsOf,
+  SECRET_FLAG_OPTIONS,
+  secretKeyOf,
+  storeLocationOf,
+} from './secret-sources.ts';
 
 /** Flags `serve` and `worker` share. */
 export const SERVICE_FLAG_OPTIONS = {
@@ -21,7 +20,8 @@ export const SERVICE_FLAG_OPTIONS = {
   blobs: { type: 'string' },
   'allow-private-urls': { type: 'boolean' },
   'allow-url': { type: 'string', multiple: true },
-  secret: { type: 'string', multiple: true },
+  ...SECRET_FLAG_OPTIONS,
+  'secret-overlap': { type: 'string' },
   'retry-schedule': { type: 'string' },
   'generator-command': { type: 'string' },
   'generator-timeout': { type: 'string' },
@@ -30,14 +30,21 @@ export const SERVICE_FLAG_OPTIONS = {
   lease: { type: 'string' },
 } as const;
 
-export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLite file (default DATA/mediahook.sqlite) or PostgreSQL
+export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLite file (default DATA/mediahook.sqlite) or PostgreSQL;
+                          also MEDIAHOOK_DB (keeps a password out of ps), PG* variables
   --data DIR              result files and scratch space (default ./data)
   --blobs DIR|postgres|s3://BUCKET/PREFIX  where result files are kept (default DATA/results):
                           postgres (the --db database) or S3 let machines with no shared disk
                           deliver each other's results (S3: AWS_* variables, profiles, roles)
   --allow-private-urls    let callbacks go to loopback and private addresses (local work)
   --allow-url CIDR|HOST   let callbacks go to this address range or host (repeatable)
-  --secret whsec_…        sign callbacks (repeat to sign with several secrets, for rotation)
+  --secret whsec_…        client default's signing secret (repeat to sign with several, for
+                          rotation); better --secret-file FILE or MEDIAHOOK_SECRET (several
+                          space-separated), out of ps. Other clients' secrets are in the store
+  --secret-key TEXT       seal clients' secrets in the store (AES-256-GCM); also
+                          --secret-key-file FILE or MEDIAHOOK_SECRET_KEY
+  --secret-overlap DUR    how long a rotated client secret still signs beside the new one
+                          (default 24h)
   --retry-schedule LIST   delays between tries, as in 5s,5m,30m,2h,5h,10h,10h (the default)
   --generator-command CMD run this program to generate (operation as JSON on stdin), instead
                           of the built-in generators
@@ -55,6 +62,10 @@ interface ServiceFlags {
   'allow-private-urls'?: boolean;
   'allow-url'?: string[];
   secret?: string[];
+  'secret-file'?: string;
+  'secret-key'?: string;
+  'secret-key-file'?: string;
+  'secret-overlap'?: string;
   'retry-schedule'?: string;
   'generator-command'?: string;
   'generator-timeout'?: string;
@@ -70,6 +81,8 @@ interface ServiceSetup {
   generator: Generator;
   ssrf: SsrfPolicy;
   secrets: string[];
+  secretKey: string | undefined;
+  secretOverlapMs: number | undefined;
   retrySchedule: number[] | undefined;
   concurrency: number;
   leaseMs: number | undefined;
@@ -78,7 +91,10 @@ interface ServiceSetup {
 /** Reads the shared flags and opens (and migrates) the store they name. */
 export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<ServiceSetup> {
   const dataDir = resolve(values.data ?? 'data');
-  const secrets = secretFlags(values.secret);
+  const secrets = defaultSecretsOf(values);
+  const secretKey = secretKeyOf(values);
+  const secretOverlapMs = durationFlag('--secret-overlap', values['secret-overlap'], undefined, { min: 1000 });
+  const db = storeLocationOf(values.db, dataDir);
   let retrySchedule: number[] | undefined;
   if (values['retry-schedule'] !== undefined) {
     try {
@@ -100,7 +116,7 @@ export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<Ser
   const base = generatorOf(values);
   // Log lines are NDJSON, machine output: stdout, while stderr keeps the human lines.
   const log = jsonLogger((line) => io.stdout.write(line));
-  const store = openStore(values.db ?? join(dataDir, 'mediahook.sqlite'), {
+  const store = openStore(db, {
     // A dropped PostgreSQL connection (or a failed WAL checkpoint) is logged as JSON like
     // everything else the service logs, not as a Node warning with a trace hint.
     onBackgroundError: (error) => log('warn', 'store_background_error', { error }),
@@ -110,7 +126,7 @@ export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<Ser
     await store.migrate();
     blobs = await openBlobStore(values.blobs, {
       dataDir,
-      db: values.db,
+      db,
       // With PostgreSQL the directory is shared by every process, often over a network file
       // system, where a blocking read would hold the event loop for the network's time.
       directory: store.dialect === 'postgres' ? { blockingReadMaxBytes: 0 } : {},
@@ -129,6 +145,8 @@ export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<Ser
     generator: limitConcurrency(base, concurrency),
     ssrf: { allowPrivate: values['allow-private-urls'] === true, allow: values['allow-url'] ?? [] },
     secrets,
+    secretKey,
+    secretOverlapMs,
     retrySchedule,
     concurrency,
     leaseMs,
@@ -143,6 +161,8 @@ export function serviceOptionsOf(setup: ServiceSetup): ServiceOptions {
     blobs: setup.blobs,
     generator: setup.generator,
     secrets: setup.secrets,
+    secretKey: setup.secretKey,
+    secretOverlapMs: setup.secretOverlapMs,
     ssrf: setup.ssrf,
     retrySchedule: setup.retrySchedule,
     generationConcurrency: setup.concurrency,

@@ -1,8 +1,18 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BlobStore } from '../delivery/index.ts';
 import { FAMILIES, uuidv7 } from 'mediahook/protocol';
 import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
+import { type Caller, KeyAuthority, scopeOf } from './clients/api-keys.ts';
+import {
+  type ClientRouteContext,
+  createKey,
+  listKeys,
+  revokeKey,
+  rotateWebhookSecret,
+  webhookSecret,
+} from './clients/client-routes.ts';
+import type { ClientSecrets } from './clients/client-secrets.ts';
+import { idempotencyKeyOf, idempotentAnswer, type JsonAnswer } from './clients/idempotency.ts';
 import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
 import {
   allowedHostsOf,
@@ -17,7 +27,7 @@ import { requestHeadError } from './api-http-server.ts';
 import { sendBlobAnswer } from './blob-answer.ts';
 import { readMultipartSubmission } from './submission/multipart-submission.ts';
 import { submitCallback } from './submission/submit-callback.ts';
-import { ApiError, apiErrorResponse, crossSiteRequest, hostNotAllowed, unauthorized } from './api-error.ts';
+import { ApiError, apiErrorResponse, crossSiteRequest, hostNotAllowed, methodNotAllowed } from './api-error.ts';
 import {
   JSON_TYPE,
   methodOf,
@@ -54,14 +64,12 @@ interface ApiOptions {
   allowedOrigins?: readonly string[] | undefined;
   /** Largest result file `POST /v1/callbacks` takes (1 GiB). */
   maxSubmittedFileBytes?: number | undefined;
+  /** Clients' signing secrets (the same the delivery worker signs with). */
+  secrets: ClientSecrets;
 }
 
 const OPERATION_PATH = /^\/v1\/operations\/([^/]+)(\/redeliver|\/result)?$/;
-
-/** SHA-256 of an API key, as the store keeps it. */
-export function apiKeyHash(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
-}
+const KEY_PATH = /^\/v1\/keys\/([^/]+)$/;
 
 /**
  * The service's HTTP API (packages/server/docs/service.md, API) as a `node:http` handler:
@@ -91,19 +99,25 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     ['/', () => ['text/html; charset=utf-8', dashboardPage()]],
   ]);
 
-  async function authorize(req: IncomingMessage): Promise<void> {
-    if ((await store.countApiKeys()) === 0) return;
-    const authorization = req.headers.authorization;
-    const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
-    if (!match || !(await store.findApiKey(apiKeyHash(match[1]!))))
-      throw unauthorized(authorization !== undefined);
+  const keys = new KeyAuthority(store, { onError: (error) => log('warn', 'key_touch_failed', { error }) });
+  const clients: ClientRouteContext = { store, keys, secrets: options.secrets, log };
+
+  async function create(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> {
+    const key = idempotencyKeyOf(req.headers['idempotency-key']);
+    const body = await readJson(req);
+    const answer =
+      key === undefined
+        ? await createOperation(body, caller)
+        : await idempotentAnswer(store, caller.client, key, body, () => createOperation(body, caller));
+    send(res, answer.status, JSON_TYPE, JSON.stringify(answer.body), answer.headers);
   }
 
-  async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const request = parseCreateOperation(await readJson(req));
+  async function createOperation(body: unknown, caller: Caller): Promise<JsonAnswer> {
+    const request = parseCreateOperation(body);
     const id = uuidv7();
     await store.createOperation({
       id_gen: id,
+      client: caller.client,
       kind: request.kind,
       family: request.family,
       webhook_url: request.webhook_url,
@@ -112,25 +126,28 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       status_text: request.status ?? null,
     });
     metrics.operationCreated(request.kind, request.family);
-    log('info', 'operation_created', { id_gen: id, kind: request.kind, family: request.family });
-    sendJson(res, 202, await store.getOperation(id));
+    log('info', 'operation_created', { id_gen: id, client: caller.client, kind: request.kind, family: request.family });
+    return { status: 202, body: await store.getOperation(caller.client, id) };
   }
 
-  async function submit(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function submit(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> {
     const { created, operation } = await readMultipartSubmission(req, (input) =>
-      submitCallback(store, blobs, input, { maxFileBytes: options.maxSubmittedFileBytes }),
+      submitCallback(store, blobs, input, {
+        maxFileBytes: options.maxSubmittedFileBytes,
+        client: caller.client,
+      }),
     );
     if (created) log('info', 'callback_submitted', { id_gen: operation.id_gen, state: operation.state });
     sendJson(res, created ? 202 : 200, operation);
   }
 
-  async function list(url: URL, res: ServerResponse): Promise<void> {
+  async function list(url: URL, res: ServerResponse, caller: Caller): Promise<void> {
     const text = queryParam(url, 'limit') ?? '50';
     const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
     if (!(limit >= 1 && limit <= 500)) {
       throw new ApiError(400, 'invalid_request', 'limit takes 1 to 500');
     }
-    const operations = await store.listOperations({
+    const operations = await store.listOperations(scopeOf(caller, textParam(url, 'client')), {
       limit,
       state: oneOf('state', queryParam(url, 'state'), OPERATION_STATES),
       family: oneOf('family', queryParam(url, 'family'), FAMILIES),
@@ -142,8 +159,8 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     sendData(res, { operations, next_before: last });
   }
 
-  async function result(id: string, res: ServerResponse): Promise<void> {
-    const record = await store.getOperationRecord(id);
+  async function result(id: string, res: ServerResponse, caller: Caller): Promise<void> {
+    const record = await store.getOperationRecord(scopeOf(caller), id);
     const sent =
       record?.result != null &&
       (await sendBlobAnswer(res, blobs, record.result.key, {
@@ -180,33 +197,58 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       res.writeHead(204, PREFLIGHT_HEADERS);
       return void res.end();
     }
-    await authorize(req);
+    const caller = await keys.authenticate(req.headers.authorization);
 
     if (path === '/v1/callbacks') {
       methodOf(req, path, ['POST']);
-      return submit(req, res);
+      return submit(req, res, caller);
     }
     if (path === '/v1/operations') {
-      return methodOf(req, path, ['GET', 'POST']) === 'POST' ? create(req, res) : list(url, res);
+      return methodOf(req, path, ['GET', 'POST']) === 'POST' ? create(req, res, caller) : list(url, res, caller);
     }
+    const answer = await clientRoute(req, path, caller);
+    if (answer) return send(res, answer.status, JSON_TYPE, answer.status === 204 ? '' : JSON.stringify(answer.body));
 
-    if (await operatorRoute(store, log, req, res, url)) return;
+    if (await operatorRoute(store, log, req, res, url, caller)) return;
 
     const match = OPERATION_PATH.exec(path);
     if (!match) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
     const id = segment(match[1]!, path);
     const action = match[2];
+    const scope = scopeOf(caller);
     if (action === '/redeliver') {
       methodOf(req, path, ['POST']);
-      await store.redeliver(id);
+      await store.redeliver(scope, id);
       log('info', 'callback_redelivered', { id_gen: id });
-      return sendJson(res, 202, await store.getOperation(id));
+      return sendJson(res, 202, await store.getOperation(scope, id));
     }
     methodOf(req, path, ['GET']);
-    if (action === '/result') return result(id, res);
-    const operation = await store.getOperation(id);
+    if (action === '/result') return result(id, res, caller);
+    const operation = await store.getOperation(scope, id);
     if (!operation) throw new ApiError(404, 'not_found', `no operation ${id}`);
     return sendData(res, operation);
+  }
+
+  /** The keys' and secrets' routes (client-routes.ts); null for another path. */
+  async function clientRoute(req: IncomingMessage, path: string, caller: Caller): Promise<JsonAnswer | null> {
+    if (path === '/v1/keys') {
+      if (methodOf(req, path, ['GET', 'POST']) === 'GET') return listKeys(clients, caller);
+      return createKey(clients, caller, await readJson(req));
+    }
+    const key = KEY_PATH.exec(path);
+    if (key) {
+      if (req.method !== 'DELETE') throw methodNotAllowed(req.method ?? '', path, ['DELETE']);
+      return revokeKey(clients, caller, segment(key[1]!, path));
+    }
+    if (path === '/v1/webhooks/secret') {
+      methodOf(req, path, ['GET']);
+      return webhookSecret(clients, caller);
+    }
+    if (path === '/v1/webhooks/secret/rotate') {
+      methodOf(req, path, ['POST']);
+      return rotateWebhookSecret(clients, caller);
+    }
+    return null;
   }
 
   return (req, res) => {

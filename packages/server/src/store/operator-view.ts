@@ -2,6 +2,7 @@
  * What the operator's view reads from the store: each receiver's health, attempts over time,
  * and the recovery of what a receiver missed (docs/service.md, "Operating").
  */
+import type { ClientScope } from './client-store.ts';
 import type { CallbackState, CircuitState } from './schema.ts';
 
 /** One receiver (`host:port`) as `GET /v1/endpoints` shows it. */
@@ -40,15 +41,18 @@ export interface StatsBucket {
 
 /** The store's part of the operator's view. */
 export interface OperatorViewStore {
-  /** Every receiver the store has callbacks or a circuit for, worst first. */
-  listEndpointHealth(): Promise<EndpointHealth[]>;
-  /** The window's attempts in equal buckets, oldest first, the last one holding now. */
-  attemptStats(window: StatsWindow): Promise<StatsBucket[]>;
   /**
-   * Queues again, as `redeliver` would, every `dead` callback of receiver `key` that ended at
-   * or after `since` (Unix ms); how many were queued.
+   * Every receiver `scope`'s callbacks went to, worst first, counted over those callbacks; for
+   * `ALL_CLIENTS` every receiver with callbacks or a circuit. The circuit is the receiver's own.
    */
-  recoverEndpoint(key: string, since: number): Promise<number>;
+  listEndpointHealth(scope: ClientScope): Promise<EndpointHealth[]>;
+  /** `scope`'s attempts of the window in equal buckets, oldest first, the last one holding now. */
+  attemptStats(scope: ClientScope, window: StatsWindow): Promise<StatsBucket[]>;
+  /**
+   * Queues again, as `redeliver` would, every `dead` callback of `scope` to receiver `key` that
+   * ended at or after `since` (Unix ms); how many were queued.
+   */
+  recoverEndpoint(scope: ClientScope, key: string, since: number): Promise<number>;
 }
 
 /**

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHash } from '../../src/service/api-server.ts';
+import { apiKeyHash } from '../../src/service/clients/api-keys.ts';
 import { openStore } from '../../src/store/index.ts';
 import { runCli } from '../../../mediahook/test/cli/helpers.ts';
 import { type RunningService, startServeProcess, startService } from './service-harness.ts';
@@ -52,7 +52,7 @@ describe('API keys', () => {
     const key = 'mh_test-key-0123456789';
     beforeAll(async () => {
       run = await startService({ workers: false });
-      await run.store.addApiKey({
+      await run.store.addApiKey({ client: 'default', role: 'admin',
         hash: apiKeyHash(key),
         prefix: key.slice(0, 7),
         label: null,

@@ -130,7 +130,7 @@ export async function waitForCallback(
 ): Promise<OperationResource> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const operation = await run.store.getOperation(id);
+    const operation = await run.store.getOperation('default', id);
     if (operation && states.includes(operation.callback.state)) return operation;
     if (Date.now() > deadline)
       throw new Error(`callback of ${id} is ${operation?.callback.state}, not ${states}`);
