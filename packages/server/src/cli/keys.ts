@@ -41,9 +41,14 @@ export const keysCommand: Command = {
     const expected = { create: 0, list: 0, revoke: 1 }[action ?? ''];
     if (expected === undefined) throw new UsageError("the subcommand is 'create', 'list' or 'revoke'");
     if (rest.length !== expected) {
-      throw new UsageError(action === 'revoke' ? "'keys revoke' takes one KEY_ID" : `unexpected argument '${rest[0]}'`);
+      throw new UsageError(
+        action === 'revoke' ? "'keys revoke' takes one KEY_ID" : `unexpected argument '${rest[0]}'`,
+      );
     }
-    if (action !== 'create' && (values.client ?? values.admin ?? values.expires ?? values.label) !== undefined) {
+    if (
+      action !== 'create' &&
+      (values.client ?? values.admin ?? values.expires ?? values.label) !== undefined
+    ) {
       throw new UsageError('--client, --admin, --expires and --label go with create');
     }
     let expiresInMs: number | undefined;
@@ -95,7 +100,11 @@ async function list(store: Store, io: CliIo, json: boolean): Promise<number> {
     return 0;
   }
   for (const key of keys) {
-    const state = key.revoked_at ? `revoked ${key.revoked_at}` : key.expires_at ? `expires ${key.expires_at}` : 'active';
+    const state = key.revoked_at
+      ? `revoked ${key.revoked_at}`
+      : key.expires_at
+        ? `expires ${key.expires_at}`
+        : 'active';
     io.stdout.write(
       `${key.key_id}  ${key.client}  ${key.role}  created ${key.created_at}  ${state}  last used ${key.last_used_at ?? 'never'}\n`,
     );

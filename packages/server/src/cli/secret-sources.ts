@@ -29,18 +29,20 @@ function fileText(flag: string, path: string): string {
   try {
     return readFileSync(path, 'utf8').trim();
   } catch (error) {
-    throw new UsageError(`${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new UsageError(
+      `${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
 }
 
 /** The store to open: `--db`, else `MEDIAHOOK_DB`, else the SQLite file in the data directory. */
 export function storeLocationOf(db: string | undefined, dataDir: string): string {
-  return db ?? (process.env.MEDIAHOOK_DB || undefined) ?? join(dataDir, 'mediahook.sqlite');
+  return db ?? (process.env['MEDIAHOOK_DB'] || undefined) ?? join(dataDir, 'mediahook.sqlite');
 }
 
 /** Whether a store was named at all (`--db` or `MEDIAHOOK_DB`). */
 export function storeNamed(db: string | undefined): boolean {
-  return db !== undefined || Boolean(process.env.MEDIAHOOK_DB);
+  return db !== undefined || Boolean(process.env['MEDIAHOOK_DB']);
 }
 
 /**
@@ -55,7 +57,7 @@ export function defaultSecretsOf(values: SecretFlags): string[] {
   const text =
     values['secret-file'] !== undefined
       ? fileText('--secret-file', values['secret-file'])
-      : (process.env.MEDIAHOOK_SECRET ?? '');
+      : (process.env['MEDIAHOOK_SECRET'] ?? '');
   const secrets = text.split(/\s+/).filter((word) => word !== '');
   try {
     return secretFlags(secrets);
@@ -75,7 +77,7 @@ export function secretKeyOf(values: SecretFlags): string | undefined {
     values['secret-key'] ??
     (values['secret-key-file'] !== undefined
       ? fileText('--secret-key-file', values['secret-key-file'])
-      : process.env.MEDIAHOOK_SECRET_KEY || undefined);
+      : process.env['MEDIAHOOK_SECRET_KEY'] || undefined);
   if (text !== undefined && text.trim().length < 32) {
     throw new UsageError('the secret key needs at least 32 characters (e.g. openssl rand -base64 32)');
   }

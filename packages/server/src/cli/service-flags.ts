@@ -6,12 +6,7 @@ import type { ServiceOptions } from '../service/service.ts';
 import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
 import { openStore, type Store } from '../store/index.ts';
 import { type CliIo, durationFlag, parseDurationList, sizeFlag, UsageError } from 'mediahook/cli';
-import {
-  defaultSecretsOf,
-  SECRET_FLAG_OPTIONS,
-  secretKeyOf,
-  storeLocationOf,
-} from './secret-sources.ts';
+import { defaultSecretsOf, SECRET_FLAG_OPTIONS, secretKeyOf, storeLocationOf } from './secret-sources.ts';
 
 /** Flags `serve` and `worker` share. */
 export const SERVICE_FLAG_OPTIONS = {
@@ -93,7 +88,9 @@ export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<Ser
   const dataDir = resolve(values.data ?? 'data');
   const secrets = defaultSecretsOf(values);
   const secretKey = secretKeyOf(values);
-  const secretOverlapMs = durationFlag('--secret-overlap', values['secret-overlap'], undefined, { min: 1000 });
+  const secretOverlapMs = durationFlag('--secret-overlap', values['secret-overlap'], undefined, {
+    min: 1000,
+  });
   const db = storeLocationOf(values.db, dataDir);
   let retrySchedule: number[] | undefined;
   if (values['retry-schedule'] !== undefined) {

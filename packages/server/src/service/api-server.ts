@@ -27,7 +27,13 @@ import { requestHeadError } from './api-http-server.ts';
 import { sendBlobAnswer } from './blob-answer.ts';
 import { readMultipartSubmission } from './submission/multipart-submission.ts';
 import { submitCallback } from './submission/submit-callback.ts';
-import { ApiError, apiErrorResponse, crossSiteRequest, hostNotAllowed, methodNotAllowed } from './api-error.ts';
+import {
+  ApiError,
+  apiErrorResponse,
+  crossSiteRequest,
+  hostNotAllowed,
+  methodNotAllowed,
+} from './api-error.ts';
 import {
   JSON_TYPE,
   methodOf,
@@ -126,7 +132,12 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       status_text: request.status ?? null,
     });
     metrics.operationCreated(request.kind, request.family);
-    log('info', 'operation_created', { id_gen: id, client: caller.client, kind: request.kind, family: request.family });
+    log('info', 'operation_created', {
+      id_gen: id,
+      client: caller.client,
+      kind: request.kind,
+      family: request.family,
+    });
     return { status: 202, body: await store.getOperation(caller.client, id) };
   }
 
@@ -204,10 +215,13 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       return submit(req, res, caller);
     }
     if (path === '/v1/operations') {
-      return methodOf(req, path, ['GET', 'POST']) === 'POST' ? create(req, res, caller) : list(url, res, caller);
+      return methodOf(req, path, ['GET', 'POST']) === 'POST'
+        ? create(req, res, caller)
+        : list(url, res, caller);
     }
     const answer = await clientRoute(req, path, caller);
-    if (answer) return send(res, answer.status, JSON_TYPE, answer.status === 204 ? '' : JSON.stringify(answer.body));
+    if (answer)
+      return send(res, answer.status, JSON_TYPE, answer.status === 204 ? '' : JSON.stringify(answer.body));
 
     if (await operatorRoute(store, log, req, res, url, caller)) return;
 

@@ -4,7 +4,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { circuitStateAt, STATS_WINDOWS, type StatsWindow, type Store } from '../store/index.ts';
-import { methodOf, oneOf, queryParam, readJson, segment, sendData, sendJson, textParam } from './api-exchange.ts';
+import {
+  methodOf,
+  oneOf,
+  queryParam,
+  readJson,
+  segment,
+  sendData,
+  sendJson,
+  textParam,
+} from './api-exchange.ts';
 import { type Caller, scopeOf } from './clients/api-keys.ts';
 import type { Logger } from './json-log.ts';
 import { parseRecover } from './request-validation.ts';

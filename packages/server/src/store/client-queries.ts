@@ -115,9 +115,16 @@ function toSecretRecord(row: Selectable<ClientSecretsTable>): ClientSecretRecord
   };
 }
 
-export async function selectClientSecret(db: StoreDb, client: string): Promise<ClientSecretRecord | undefined> {
+export async function selectClientSecret(
+  db: StoreDb,
+  client: string,
+): Promise<ClientSecretRecord | undefined> {
   checkText('client', client);
-  const row = await db.selectFrom('client_secrets').selectAll().where('client', '=', client).executeTakeFirst();
+  const row = await db
+    .selectFrom('client_secrets')
+    .selectAll()
+    .where('client', '=', client)
+    .executeTakeFirst();
   return row === undefined ? undefined : toSecretRecord(row);
 }
 

@@ -233,7 +233,11 @@ export abstract class SqlStore implements Store {
   }
 
   async releaseIdempotencyKey(client: string, key: string): Promise<void> {
-    await this.db.deleteFrom('idempotency_keys').where('client', '=', client).where('key', '=', key).execute();
+    await this.db
+      .deleteFrom('idempotency_keys')
+      .where('client', '=', client)
+      .where('key', '=', key)
+      .execute();
   }
 
   async countApiKeys(): Promise<number> {

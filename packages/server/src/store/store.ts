@@ -360,7 +360,8 @@ export interface WorkStore {
  * await store.createOperation({ id_gen: uuidv7(), client: 'default', kind: 'image', family: 'A', webhook_url, prompt });
  */
 export interface Store
-  extends OperationStore,
+  extends
+    OperationStore,
     OutboxStore,
     CircuitStore,
     ApiKeyStore,

@@ -137,7 +137,9 @@ describe('the service against requests from another site', () => {
       }
     }
     expect(await run.store.listOperations('default', { limit: 10 })).toHaveLength(1);
-    expect((await run.store.getOperation('default', operation!.id_gen))?.callback.state).toBe(operation!.callback.state);
+    expect((await run.store.getOperation('default', operation!.id_gen))?.callback.state).toBe(
+      operation!.callback.state,
+    );
   });
 
   it('takes the same requests from its own origin, from no browser, or as a page opened directly', async () => {
@@ -163,7 +165,9 @@ describe('the service against requests from another site', () => {
     const keyed = await startService({ workers: false });
     onTestFinished(() => keyed.stop());
     const key = 'mh_test-key-0123456789';
-    await keyed.store.addApiKey({ client: 'default', role: 'admin',
+    await keyed.store.addApiKey({
+      client: 'default',
+      role: 'admin',
       hash: apiKeyHash(key),
       prefix: key.slice(0, 7),
       label: null,

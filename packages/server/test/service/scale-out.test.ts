@@ -93,7 +93,9 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true').each(['postg
       return started;
     };
     const resultKeys = async (ids: string[]) =>
-      (await Promise.all(ids.map(async (id) => (await store.getOperationRecord('default', id))?.result?.key))).sort();
+      (
+        await Promise.all(ids.map(async (id) => (await store.getOperationRecord('default', id))?.result?.key))
+      ).sort();
     const keptKeys = async () => {
       const keys: string[] = [];
       for await (const key of blobs.keys()) keys.push(key);

@@ -159,7 +159,10 @@ export function callbackCases(t: SuiteContext): void {
       next_attempt_at: T0 + 50,
       lease_owner: null,
     });
-    expect(await store.getOperationRecord('default', op.id_gen)).toMatchObject({ state: 'queued', lease_owner: null });
+    expect(await store.getOperationRecord('default', op.id_gen)).toMatchObject({
+      state: 'queued',
+      lease_owner: null,
+    });
     expect(await store.getCallback(b!)).toMatchObject({ state: 'delivering', lease_owner: 'w2' });
     expect(await store.recoverLeases()).toEqual({ operations: 0, callbacks: 1 });
     expect(await store.getCallback(b!)).toMatchObject({ state: 'pending', lease_owner: null });

@@ -41,7 +41,10 @@ export function operationCases(t: SuiteContext): void {
     expect(await store.findApiKey('a'.repeat(64))).toEqual(added);
     expect(await store.findApiKey('c'.repeat(64))).toBeUndefined();
     await expectStoreError(store.addApiKey({ ...key, client: 'acme', role: 'client' }), 'conflict');
-    await expectStoreError(store.addApiKey({ ...key, hash: 'd'.repeat(64), client: 'no spaces', role: 'client' }), 'invalid_argument');
+    await expectStoreError(
+      store.addApiKey({ ...key, hash: 'd'.repeat(64), client: 'no spaces', role: 'client' }),
+      'invalid_argument',
+    );
     await store.touchApiKeys([added.key_id], T0 + 5);
     const revoked = await store.revokeApiKey(added.key_id);
     expect(revoked).toMatchObject({ last_used_at: T0 + 5, revoked_at: expect.any(Number) });
@@ -86,7 +89,9 @@ export function operationCases(t: SuiteContext): void {
     });
     await store.releaseIdempotencyKey('b', 'k');
     expect(await store.claimIdempotencyKey('b', 'k', 'h3', keep)).toEqual({ state: 'claimed' });
-    expect(await store.claimIdempotencyKey('b', 'k', 'h3', { ...keep, abandonMs: 0 })).toEqual({ state: 'claimed' });
+    expect(await store.claimIdempotencyKey('b', 'k', 'h3', { ...keep, abandonMs: 0 })).toEqual({
+      state: 'claimed',
+    });
   });
 
   it('keeps a client secret once, and rotates it keeping the previous one', async () => {
@@ -96,7 +101,12 @@ export function operationCases(t: SuiteContext): void {
     expect((await store.addClientSecret('a', 's1')).secret).toBe('s1');
     expect((await store.addClientSecret('a', 'other')).secret).toBe('s1');
     const rotated = await store.rotateClientSecret('a', 's2', T0 + 10);
-    expect(rotated).toMatchObject({ client: 'a', secret: 's2', previous_secret: 's1', previous_until: T0 + 10 });
+    expect(rotated).toMatchObject({
+      client: 'a',
+      secret: 's2',
+      previous_secret: 's1',
+      previous_until: T0 + 10,
+    });
     expect(await store.getClientSecret('a')).toEqual(rotated);
   });
 
@@ -271,7 +281,10 @@ export function operationCases(t: SuiteContext): void {
     await expect(store.finishOperation(op.id_gen, { state: 'failed', message: 'boom' })).rejects.toThrow(
       /injected failure/,
     );
-    expect(await store.getOperationRecord('default', op.id_gen)).toMatchObject({ state: 'running', finished_at: null });
+    expect(await store.getOperationRecord('default', op.id_gen)).toMatchObject({
+      state: 'running',
+      finished_at: null,
+    });
     expect(await store.getCallback(op.id_gen)).toBeUndefined();
     await restore();
 

@@ -6,7 +6,14 @@
 import { KEY_ROLES, type KeyRole, type Store } from '../../store/index.ts';
 import { ApiError } from '../api-error.ts';
 import type { Logger } from '../json-log.ts';
-import { type Caller, createApiKey, type KeyAuthority, keyView, parseKeyLifetime, requireAdmin } from './api-keys.ts';
+import {
+  type Caller,
+  createApiKey,
+  type KeyAuthority,
+  keyView,
+  parseKeyLifetime,
+  requireAdmin,
+} from './api-keys.ts';
 import type { ClientSecrets } from './client-secrets.ts';
 import type { JsonAnswer } from './idempotency.ts';
 
@@ -37,7 +44,8 @@ export async function createKey(ctx: ClientRouteContext, caller: Caller, body: u
   }
   let expiresInMs: number | undefined;
   if (expiresIn !== undefined) {
-    if (typeof expiresIn !== 'string') throw new ApiError(400, 'invalid_request', 'expires_in is a duration such as 30d');
+    if (typeof expiresIn !== 'string')
+      throw new ApiError(400, 'invalid_request', 'expires_in is a duration such as 30d');
     try {
       expiresInMs = parseKeyLifetime(expiresIn);
     } catch (error) {

@@ -119,11 +119,19 @@ export class ClientSecrets {
   /** A new secret for the client; the current one signs too for the overlap. */
   async rotate(client: string): Promise<string> {
     if (client === DEFAULT_CLIENT) {
-      throw new ApiError(409, 'conflict', "client default's secret is configured (--secret): rotate it there");
+      throw new ApiError(
+        409,
+        'conflict',
+        "client default's secret is configured (--secret): rotate it there",
+      );
     }
     await this.#record(client);
     const secret = newSigningSecret();
-    const record = await this.#store.rotateClientSecret(client, this.#kept(client, secret), Date.now() + this.#overlapMs);
+    const record = await this.#store.rotateClientSecret(
+      client,
+      this.#kept(client, secret),
+      Date.now() + this.#overlapMs,
+    );
     this.#cache.set(client, { at: Date.now(), record });
     return secret;
   }

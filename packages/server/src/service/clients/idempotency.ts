@@ -33,7 +33,9 @@ export function idempotencyKeyOf(header: string | string[] | undefined): string 
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value === null || typeof value !== 'object') return value;
-  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
   return Object.fromEntries(entries.map(([k, v]) => [k, canonical(v)]));
 }
 
@@ -51,13 +53,26 @@ export async function idempotentAnswer(
   request: unknown,
   create: () => Promise<JsonAnswer>,
 ): Promise<JsonAnswer> {
-  const sha256 = createHash('sha256').update(JSON.stringify(canonical(request))).digest('hex');
-  const claim = await store.claimIdempotencyKey(client, key, sha256, { keepMs: KEEP_MS, abandonMs: ABANDON_MS });
+  const sha256 = createHash('sha256')
+    .update(JSON.stringify(canonical(request)))
+    .digest('hex');
+  const claim = await store.claimIdempotencyKey(client, key, sha256, {
+    keepMs: KEEP_MS,
+    abandonMs: ABANDON_MS,
+  });
   if (claim.state === 'reused') {
-    throw new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was used with another request body');
+    throw new ApiError(
+      422,
+      'idempotency_key_reused',
+      'this Idempotency-Key was used with another request body',
+    );
   }
   if (claim.state === 'in_progress') {
-    throw new ApiError(409, 'idempotency_key_in_use', 'the first request with this Idempotency-Key is still being processed');
+    throw new ApiError(
+      409,
+      'idempotency_key_in_use',
+      'the first request with this Idempotency-Key is still being processed',
+    );
   }
   if (claim.state === 'done') {
     return { status: claim.status, body: JSON.parse(claim.body), headers: { 'idempotent-replayed': 'true' } };
