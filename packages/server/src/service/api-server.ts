@@ -1,19 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BlobStore } from '../delivery/index.ts';
-import { FAMILIES, uuidv7 } from 'mediahook/protocol';
-import { CALLBACK_STATES, OPERATION_STATES, type Store } from '../store/index.ts';
-import { type Caller, KeyAuthority, scopeOf } from './clients/api-keys.ts';
-import {
-  type ClientRouteContext,
-  createKey,
-  listKeys,
-  revokeKey,
-  rotateWebhookSecret,
-  webhookSecret,
-} from './clients/client-routes.ts';
-import type { ClientSecrets } from './clients/client-secrets.ts';
-import { idempotencyKeyOf, idempotentAnswer, type JsonAnswer } from './clients/idempotency.ts';
-import { DASHBOARD_HEADERS, dashboardPage } from '../web/dashboard-page.ts';
+import { DEFAULT_CLIENT, type Store } from '../store/index.ts';
 import {
   allowedHostsOf,
   allowedOriginsOf,
@@ -24,9 +11,6 @@ import {
   requestTargetOf,
 } from 'mediahook/web';
 import { requestHeadError } from './api-http-server.ts';
-import { sendBlobAnswer } from './blob-answer.ts';
-import { readMultipartSubmission } from './submission/multipart-submission.ts';
-import { submitCallback } from './submission/submit-callback.ts';
 import {
   ApiError,
   apiErrorResponse,
@@ -34,24 +18,16 @@ import {
   hostNotAllowed,
   methodNotAllowed,
 } from './api-error.ts';
-import {
-  JSON_TYPE,
-  methodOf,
-  oneOf,
-  queryParam,
-  readJson,
-  segment,
-  send,
-  sendData,
-  sendJson,
-  textParam,
-} from './api-exchange.ts';
+import { type Caller, KeyAuthority, requireAdmin } from './clients/api-keys.ts';
+import type { ClientSecrets } from './clients/client-secrets.ts';
+import { JSON_TYPE, segment, send } from './api-exchange.ts';
 import { corsHeaders, crossSiteReason, isAllowedPreflight, PREFLIGHT_HEADERS } from './cross-site.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
-import { operatorRoute } from './operator-routes.ts';
-import { parseCreateOperation } from './request-validation.ts';
 import type { RequestDrain } from './request-drain.ts';
+import type { ApiContext, Role } from './routes/route.ts';
+import { ROUTES } from './routes/route-table.ts';
+import { routerOf } from './routes/router.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
 interface ApiOptions {
@@ -74,113 +50,44 @@ interface ApiOptions {
   secrets: ClientSecrets;
 }
 
-const OPERATION_PATH = /^\/v1\/operations\/([^/]+)(\/redeliver|\/result)?$/;
-const KEY_PATH = /^\/v1\/keys\/([^/]+)$/;
+/** The caller of an open route: nobody in particular, seeing what client `default` would. */
+const ANONYMOUS: Caller = { client: DEFAULT_CLIENT, role: 'client', keyId: null };
 
 /**
- * The service's HTTP API (packages/server/docs/service.md, API) as a `node:http` handler:
- * operations, redelivery, the operator's view (operator-routes.ts), OpenAPI, health, metrics and
- * the dashboard. With API keys in the store, `/v1` asks for
- * `Authorization: Bearer <key>`. With `drain`, each request is tracked so a shutdown can wait for it.
+ * The service's HTTP API (packages/server/docs/service.md, API) as a `node:http` handler: the
+ * routes of the route table (routes/route-table.ts) behind the Host check, the cross-site rule,
+ * CORS and, with API keys in the store, `Authorization: Bearer <key>` (whose client and role
+ * each handler is given as its caller). With `drain`, each
+ * request is tracked so a shutdown can wait for it.
  *
  * @example
  * http.createServer(createApiHandler({ store, blobs, metrics, log })).listen(8080, '127.0.0.1');
  */
 export function createApiHandler(options: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const { store, blobs, metrics, log } = options;
+  const { store, log } = options;
   const hosts = allowedHostsOf(options.allowedHosts);
   const origins = allowedOriginsOf(options.allowedOrigins);
   const hostRefused = oncePerHost((host, last) =>
     log('warn', 'host_not_allowed', { host, hint: hostHint(host, '--allowed-host', last) }),
   );
-  const openapi = JSON.stringify(openApiDocument());
-  /** The routes outside `/v1`, open to all, GET only: their media type and text. */
-  const open = new Map<string, () => Promise<[string, string]> | [string, string]>([
-    ['/healthz', () => [JSON_TYPE, '{"ok":true}']],
-    ['/openapi.json', () => ['application/json', openapi]],
-    [
-      '/metrics',
-      async () => ['text/plain; version=0.0.4; charset=utf-8', metrics.render(await store.queueDepth())],
-    ],
-    ['/', () => ['text/html; charset=utf-8', dashboardPage()]],
-  ]);
+  const context: ApiContext = {
+    store,
+    blobs: options.blobs,
+    metrics: options.metrics,
+    log,
+    maxSubmittedFileBytes: options.maxSubmittedFileBytes,
+    openapi: JSON.stringify(openApiDocument()),
+    keys: new KeyAuthority(store, { onError: (error) => log('warn', 'key_touch_failed', { error }) }),
+    secrets: options.secrets,
+  };
+  const destinationOf = routerOf(ROUTES);
 
-  const keys = new KeyAuthority(store, { onError: (error) => log('warn', 'key_touch_failed', { error }) });
-  const clients: ClientRouteContext = { store, keys, secrets: options.secrets, log };
-
-  async function create(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> {
-    const key = idempotencyKeyOf(req.headers['idempotency-key']);
-    const body = await readJson(req);
-    const answer =
-      key === undefined
-        ? await createOperation(body, caller)
-        : await idempotentAnswer(store, caller.client, key, body, () => createOperation(body, caller));
-    send(res, answer.status, JSON_TYPE, JSON.stringify(answer.body), answer.headers);
-  }
-
-  async function createOperation(body: unknown, caller: Caller): Promise<JsonAnswer> {
-    const request = parseCreateOperation(body);
-    const id = uuidv7();
-    await store.createOperation({
-      id_gen: id,
-      client: caller.client,
-      kind: request.kind,
-      family: request.family,
-      webhook_url: request.webhook_url,
-      prompt: request.prompt,
-      fail_with: request.fail_with ?? null,
-      status_text: request.status ?? null,
-    });
-    metrics.operationCreated(request.kind, request.family);
-    log('info', 'operation_created', {
-      id_gen: id,
-      client: caller.client,
-      kind: request.kind,
-      family: request.family,
-    });
-    return { status: 202, body: await store.getOperation(caller.client, id) };
-  }
-
-  async function submit(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> {
-    const { created, operation } = await readMultipartSubmission(req, (input) =>
-      submitCallback(store, blobs, input, {
-        maxFileBytes: options.maxSubmittedFileBytes,
-        client: caller.client,
-      }),
-    );
-    if (created) log('info', 'callback_submitted', { id_gen: operation.id_gen, state: operation.state });
-    sendJson(res, created ? 202 : 200, operation);
-  }
-
-  async function list(url: URL, res: ServerResponse, caller: Caller): Promise<void> {
-    const text = queryParam(url, 'limit') ?? '50';
-    const limit = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
-    if (!(limit >= 1 && limit <= 500)) {
-      throw new ApiError(400, 'invalid_request', 'limit takes 1 to 500');
-    }
-    const operations = await store.listOperations(scopeOf(caller, textParam(url, 'client')), {
-      limit,
-      state: oneOf('state', queryParam(url, 'state'), OPERATION_STATES),
-      family: oneOf('family', queryParam(url, 'family'), FAMILIES),
-      callbackState: oneOf('callback_state', queryParam(url, 'callback_state'), CALLBACK_STATES),
-      endpoint: textParam(url, 'endpoint'),
-      before: textParam(url, 'before'),
-    });
-    const last = operations.length === limit ? operations[operations.length - 1]!.id_gen : null;
-    sendData(res, { operations, next_before: last });
-  }
-
-  async function result(id: string, res: ServerResponse, caller: Caller): Promise<void> {
-    const record = await store.getOperationRecord(scopeOf(caller), id);
-    const sent =
-      record?.result != null &&
-      (await sendBlobAnswer(res, blobs, record.result.key, {
-        'content-type': record.result.media_type,
-        // Another site's page cannot embed it (<img src>) and learn from whether it loads.
-        'cross-origin-resource-policy': 'same-origin',
-        'cache-control': 'no-store',
-      }));
-    if (!sent) throw new ApiError(404, 'not_found', 'this operation has no result file (any more)');
+  /** The caller a route's role asks for: any valid key (keyless: client `default`), or an admin's. */
+  async function authorize(req: IncomingMessage, role: Role): Promise<Caller> {
+    if (role === 'open') return ANONYMOUS;
+    const caller = await context.keys.authenticate(req.headers.authorization);
+    if (role === 'admin') requireAdmin(caller);
+    return caller;
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -194,77 +101,25 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     const url = requestTargetOf(req);
     if (url === null) throw new ApiError(400, 'invalid_request', 'the request target is not a valid URL');
     const path = url.pathname;
-    const page = open.get(path);
-    if (page) {
-      methodOf(req, path, ['GET']);
-      const [type, text] = await page();
-      return send(res, 200, type, text, path === '/' ? DASHBOARD_HEADERS : {});
+    const { route, rawParams, allowed, guarded } = destinationOf(req.method, path);
+    let caller = ANONYMOUS;
+    if (guarded) {
+      // Before the key: a page of another site is refused whatever key the browser would send.
+      const crossSite = crossSiteReason(req.method, req.headers, origins);
+      if (crossSite !== null) throw crossSiteRequest(crossSite);
+      if (isAllowedPreflight(req.method, req.headers, origins)) {
+        res.writeHead(204, PREFLIGHT_HEADERS);
+        return void res.end();
+      }
+      caller = await authorize(req, route?.role ?? 'client');
     }
-    if (!path.startsWith('/v1/')) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
-    // Before the key: a page of another site is refused whatever key the browser would send.
-    const crossSite = crossSiteReason(req.method, req.headers, origins);
-    if (crossSite !== null) throw crossSiteRequest(crossSite);
-    if (isAllowedPreflight(req.method, req.headers, origins)) {
-      res.writeHead(204, PREFLIGHT_HEADERS);
-      return void res.end();
-    }
-    const caller = await keys.authenticate(req.headers.authorization);
-
-    if (path === '/v1/callbacks') {
-      methodOf(req, path, ['POST']);
-      return submit(req, res, caller);
-    }
-    if (path === '/v1/operations') {
-      return methodOf(req, path, ['GET', 'POST']) === 'POST'
-        ? create(req, res, caller)
-        : list(url, res, caller);
-    }
-    const answer = await clientRoute(req, path, caller);
-    if (answer)
-      return send(res, answer.status, JSON_TYPE, answer.status === 204 ? '' : JSON.stringify(answer.body));
-
-    if (await operatorRoute(store, log, req, res, url, caller)) return;
-
-    const match = OPERATION_PATH.exec(path);
-    if (!match) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
-    const id = segment(match[1]!, path);
-    const action = match[2];
-    const scope = scopeOf(caller);
-    if (action === '/redeliver') {
-      methodOf(req, path, ['POST']);
-      await store.redeliver(scope, id);
-      log('info', 'callback_redelivered', { id_gen: id });
-      return sendJson(res, 202, await store.getOperation(scope, id));
-    }
-    methodOf(req, path, ['GET']);
-    if (action === '/result') return result(id, res, caller);
-    const operation = await store.getOperation(scope, id);
-    if (!operation) throw new ApiError(404, 'not_found', `no operation ${id}`);
-    return sendData(res, operation);
+    if (allowed.length === 0) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
+    const params = Object.fromEntries(
+      Object.entries(rawParams).map(([name, raw]) => [name, segment(raw, path)]),
+    );
+    if (!route) throw methodNotAllowed(req.method ?? '', path, allowed);
+    await route.handle({ req, res, url, params, caller }, context);
   }
-
-  /** The keys' and secrets' routes (client-routes.ts); null for another path. */
-  async function clientRoute(req: IncomingMessage, path: string, caller: Caller): Promise<JsonAnswer | null> {
-    if (path === '/v1/keys') {
-      if (methodOf(req, path, ['GET', 'POST']) === 'GET') return listKeys(clients, caller);
-      return createKey(clients, caller, await readJson(req));
-    }
-    const key = KEY_PATH.exec(path);
-    if (key) {
-      if (req.method !== 'DELETE') throw methodNotAllowed(req.method ?? '', path, ['DELETE']);
-      return revokeKey(clients, caller, segment(key[1]!, path));
-    }
-    if (path === '/v1/webhooks/secret') {
-      methodOf(req, path, ['GET']);
-      return webhookSecret(clients, caller);
-    }
-    if (path === '/v1/webhooks/secret/rotate') {
-      methodOf(req, path, ['POST']);
-      return rotateWebhookSecret(clients, caller);
-    }
-    return null;
-  }
-
   return (req, res) => {
     res.setHeader('x-content-type-options', 'nosniff');
     for (const [name, value] of Object.entries(corsHeaders(req.headers, origins))) res.setHeader(name, value);

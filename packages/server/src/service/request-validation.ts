@@ -2,9 +2,10 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { type Family, familiesCarrying, familyMediaProblem } from 'mediahook/protocol';
 import { WEBHOOK_SCHEMES } from '../delivery/index.ts';
-import type { OperationKind } from '../store/index.ts';
+import type { KeyRole, OperationKind } from '../store/index.ts';
 import { ApiError } from './api-error.ts';
 import { CREATE_OPERATION_SCHEMA, RECOVER_SCHEMA } from './api-schemas.ts';
+import { CLIENT_SCHEMAS } from './client-schemas.ts';
 import { mediaTypeOf } from './generators/index.ts';
 
 // ajv-formats is CommonJS: its function is the module itself or its `default`, by loader.
@@ -24,6 +25,7 @@ export const MAX_JSON_BYTES = 64 * 1024;
 const validateCreate = ajv.compile(CREATE_OPERATION_SCHEMA);
 const validateRecover = ajv.compile(RECOVER_SCHEMA);
 const validateSince = ajv.compile(RECOVER_SCHEMA.properties.since);
+const validateCreateKey = ajv.compile(CLIENT_SCHEMAS.CreateKey);
 
 /** With the `u` flag a surrogate pair is one code point: only a half of one matches. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
@@ -129,4 +131,12 @@ export function parseRecover(body: unknown): { since: number } {
   if (!validateRecover(body))
     throw new ApiError(400, 'invalid_request', describe(validateRecover.errors?.[0]));
   return { since: Date.parse(since as string) };
+}
+
+/** The body of `POST /v1/keys`, checked against its schema: `400 invalid_request` otherwise. */
+export function parseCreateKey(body: unknown): { client: string; role?: KeyRole; expires_in?: string } {
+  if (!validateCreateKey(body)) {
+    throw new ApiError(400, 'invalid_request', describe(validateCreateKey.errors?.[0]));
+  }
+  return body as { client: string; role?: KeyRole; expires_in?: string };
 }

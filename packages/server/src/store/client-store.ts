@@ -13,6 +13,9 @@ export const ALL_CLIENTS: unique symbol = Symbol('all clients');
  */
 export type ClientScope = string | typeof ALL_CLIENTS;
 
+/** A client's name: 1 to 64 of `A-Z a-z 0-9 . _ -`, starting with a letter or digit. */
+export const CLIENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
 /** The client every operation belonged to before there were clients, and the keyless one. */
 export const DEFAULT_CLIENT = 'default';
 

@@ -8,6 +8,7 @@ export {
   ALL_CLIENTS,
   type ApiKeyRecord,
   type ApiKeyStore,
+  CLIENT_NAME,
   type ClientScope,
   type ClientSecretRecord,
   type ClientSecretStore,

@@ -4,7 +4,7 @@
  */
 import { FAMILIES, type MediaType } from 'mediahook/protocol';
 import { firstDueAt } from './circuit.ts';
-import { ALL_CLIENTS, type ClientScope } from './client-store.ts';
+import { ALL_CLIENTS, CLIENT_NAME, type ClientScope } from './client-store.ts';
 import { runCompiled } from './compiled-query.ts';
 import type { RowLocking } from './dialect.ts';
 import { endpointKeyOf } from './endpoint-key.ts';
@@ -39,8 +39,6 @@ export function checkClient(client: string): void {
     throw new StoreError('invalid_argument', `client must be 1 to 64 of A-Z a-z 0-9 . _ -`);
   }
 }
-
-const CLIENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 function checkNewOperation(op: NewOperation): void {
   checkIdGen(op.id_gen);

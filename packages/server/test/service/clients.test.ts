@@ -76,7 +76,11 @@ describe.each(backends)('clients on $name', ({ name, skip }) => {
       db = `${POSTGRES_URL}?schema=${schema.schema}`;
       dropSchema = schema.drop;
     }
-    run = await startService({ db, secretOverlapMs: 1_000, secretKey: randomBytes(32).toString('base64') });
+    run = await startService({
+      ...(db === undefined ? {} : { db }),
+      secretOverlapMs: 1_000,
+      secretKey: randomBytes(32).toString('base64'),
+    });
     receiver = await capturingReceiver();
     const { created } = await createApiKey(run.store, { client: 'default', role: 'admin' });
     auth.admin = { authorization: `Bearer ${created.key}` };
