@@ -36,7 +36,7 @@ export function checkScope(scope: ClientScope): void {
 }
 
 /** A key's public name: derived from its hash, so keys made before clients have one too. */
-export function keyIdOf(hash: string): string {
+function keyIdOf(hash: string): string {
   return `key_${hash.slice(0, 16)}`;
 }
 

@@ -41,7 +41,7 @@ export function parseKeyLifetime(text: string): number {
 }
 
 /** What a new key is made of; the client's name is checked by the store. */
-export interface KeyRequest {
+interface KeyRequest {
   client: string;
   role: KeyRole;
   /** Lifetime in ms; undefined: it never expires. */

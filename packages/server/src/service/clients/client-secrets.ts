@@ -8,7 +8,7 @@ import { secretKey } from 'mediahook/protocol';
 import { type ClientSecretRecord, type ClientSecretStore, DEFAULT_CLIENT } from '../../store/index.ts';
 import { ApiError } from '../api-error.ts';
 
-export interface ClientSecretsOptions {
+interface ClientSecretsOptions {
   store: ClientSecretStore;
   /** Client `default`'s secrets, `whsec_…` (the configured `--secret`); none: its callbacks go unsigned. */
   defaultSecrets?: readonly string[] | undefined;
@@ -21,10 +21,10 @@ export interface ClientSecretsOptions {
 }
 
 const SEALED = 'sealed:v1:';
-export const DEFAULT_SECRET_OVERLAP_MS = 24 * 3_600_000;
+const DEFAULT_SECRET_OVERLAP_MS = 24 * 3_600_000;
 
 /** A new `whsec_…` secret: 24 random bytes. */
-export function newSigningSecret(): string {
+function newSigningSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
@@ -32,7 +32,7 @@ export function newSigningSecret(): string {
  * A secret key from its text: at least 32 characters, hashed to the 256-bit AES key (the text
  * should be random, e.g. `openssl rand -base64 32`: it is not stretched like a password).
  */
-export function sealingKeyOf(text: string): Buffer {
+function sealingKeyOf(text: string): Buffer {
   if (text.trim().length < 32) throw new TypeError('the secret key needs at least 32 characters');
   return createHash('sha256').update(text.trim(), 'utf8').digest();
 }
