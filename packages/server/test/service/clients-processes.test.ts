@@ -93,12 +93,13 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')('clients acr
     const { id_gen } = (await created.json()) as { id_gen: string };
     // Accepted by a receiver that requires SECRET: the environment's secret signed it.
     await receiving.waitFor([id_gen]);
+    // The attempt is logged once recorded, just after the receiver's answer.
+    await expect.poll(() => serves[0]!.stdout(), { timeout: 10_000 }).toContain('delivery_attempt');
     for (const serve of serves) {
       const cmdline = await readFile(`/proc/${serve.child.pid}/cmdline`, 'utf8');
       const seen = [cmdline, serve.stdout(), serve.stderr()].join('\n');
       expect(seen).toContain('listening at');
       for (const secret of [PASSWORD, SECRET, db]) expect(seen).not.toContain(secret);
     }
-    expect(serves[0]!.stdout()).toContain('delivery_attempt');
   });
 });
