@@ -2,7 +2,7 @@
  * What the store keeps per client: its API keys, its signing secret, and its `Idempotency-Key`s;
  * and `ClientScope`, the part of every API query that says whose operations it may see.
  */
-import type { KeyRole } from './schema.ts';
+import type { ApiKeysTable, ClientSecretsTable } from './schema.ts';
 
 /** The scope of an admin key: every client's operations. */
 export const ALL_CLIENTS: unique symbol = Symbol('all clients');
@@ -19,20 +19,8 @@ export const CLIENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** The client every operation belonged to before there were clients, and the keyless one. */
 export const DEFAULT_CLIENT = 'default';
 
-export interface ApiKeyRecord {
-  /** Lower-case hex SHA-256 of the whole key: the key itself is never stored. */
-  hash: string;
-  /** The key's first characters. */
-  prefix: string;
-  label: string | null;
-  created_at: number;
-  key_id: string;
-  client: string;
-  role: KeyRole;
-  expires_at: number | null;
-  last_used_at: number | null;
-  revoked_at: number | null;
-}
+/** An API key as kept: the `api_keys` table's columns, times as numbers on every database. */
+export type ApiKeyRecord = ApiKeysTable;
 
 /** A key to record: its `key_id` is derived from its hash. */
 export type NewApiKey = Pick<ApiKeyRecord, 'hash' | 'prefix' | 'client' | 'role'> &
@@ -55,13 +43,7 @@ export interface ApiKeyStore {
 }
 
 /** A client's signing secret as kept (maybe sealed), and the previous one during an overlap. */
-export interface ClientSecretRecord {
-  client: string;
-  secret: string;
-  previous_secret: string | null;
-  previous_until: number | null;
-  updated_at: number;
-}
+export type ClientSecretRecord = ClientSecretsTable;
 
 export interface ClientSecretStore {
   getClientSecret(client: string): Promise<ClientSecretRecord | undefined>;
