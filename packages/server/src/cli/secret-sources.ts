@@ -3,7 +3,7 @@
  * every local user reads them (`ps`, /proc/PID/cmdline): the store (`MEDIAHOOK_DB`, and the
  * `PG*` variables PostgreSQL's client reads itself), client `default`'s signing secrets
  * (`MEDIAHOOK_SECRET`, `--secret-file`), the key that seals the others (`MEDIAHOOK_SECRET_KEY`,
- * `--secret-key-file`) and the API key of commands that call the API (`MEDIAHOOK_KEY`).
+ * `--secret-key-file`).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -10,7 +10,8 @@ import { inScope } from './client-queries.ts';
 import { ALL_CLIENTS, type ClientScope } from './client-store.ts';
 import { isoTime } from './records.ts';
 import { CALLBACK_STATES, type CallbackState, type CircuitState, type StoreDb } from './schema.ts';
-import type { WorkEvent } from './store.ts';
+import { selectEndpoint } from './status-queries.ts';
+import type { EndpointRecord, WorkEvent } from './store.ts';
 import {
   circuitStateAt,
   type EndpointHealth,
@@ -235,4 +236,23 @@ export async function recoverEndpointRows(
   const requeued = Number(result.numUpdatedRows);
   if (requeued > 0) events.push({ kind: 'callback', id_gen: null });
   return requeued;
+}
+
+/** A receiver's circuit, for a scope that sent it a callback (any, for `ALL_CLIENTS`). */
+export async function selectEndpointOf(
+  db: StoreDb,
+  scope: ClientScope,
+  key: string,
+): Promise<EndpointRecord | undefined> {
+  if (scope !== ALL_CLIENTS) {
+    const called = await db
+      .selectFrom('callbacks')
+      .select('id_gen')
+      .where('endpoint_key', '=', key)
+      .where(inScope(scope))
+      .limit(1)
+      .executeTakeFirst();
+    if (called === undefined) return undefined;
+  }
+  return selectEndpoint(db, key);
 }

@@ -42,7 +42,12 @@ import { toAttemptRecord, toCallbackRecord, toOperationRecord } from './records.
 import type { StoreDb } from './schema.ts';
 import { selectOperationResource, selectOperationResources } from './resource-queries.ts';
 import { closesInRecord, settleRows } from './settle-queries.ts';
-import { recoverEndpointRows, selectAttemptStats, selectEndpointHealth } from './operator-queries.ts';
+import {
+  recoverEndpointRows,
+  selectAttemptStats,
+  selectEndpointHealth,
+  selectEndpointOf,
+} from './operator-queries.ts';
 import type { EndpointHealth, StatsBucket, StatsWindow } from './operator-view.ts';
 import { selectEndpoint, selectNextDueAt, selectQueueDepth, upsertEndpoint } from './status-queries.ts';
 import type {
@@ -402,6 +407,12 @@ export abstract class SqlStore implements Store {
   async attemptStats(scope: ClientScope, window: StatsWindow): Promise<StatsBucket[]> {
     checkScope(scope);
     return selectAttemptStats(this.db, scope, window, this.clock());
+  }
+
+  async endpointCircuit(scope: ClientScope, key: string): Promise<EndpointRecord | undefined> {
+    checkScope(scope);
+    checkText('key', key);
+    return selectEndpointOf(this.db, scope, key);
   }
 
   async recoverEndpoint(scope: ClientScope, key: string, since: number): Promise<number> {

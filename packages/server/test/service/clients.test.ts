@@ -116,6 +116,8 @@ describe.each(backends)('clients on $name', ({ name, skip }) => {
     }
     expect((await run.get('/v1/operations', auth.b)).body.operations).toEqual([]);
     expect((await run.get('/v1/endpoints', auth.b)).body.endpoints).toEqual([]);
+    expect((await run.get('/v1/endpoints/169.254.169.254:80', auth.b)).status).toBe(404);
+    expect((await run.get('/v1/endpoints/169.254.169.254:80', auth.a)).status).toBe(200);
     const stats = (await run.get('/v1/stats', auth.b)).body.buckets as {
       delivered: number;
       failed: number;

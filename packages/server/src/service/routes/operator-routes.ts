@@ -4,6 +4,7 @@
  */
 import { circuitStateAt, STATS_WINDOWS, type StatsWindow } from '../../store/index.ts';
 import { oneOf, queryParam, readJson, sendData, sendJson, textParam } from '../api-exchange.ts';
+import { ApiError } from '../api-error.ts';
 import { type Caller, scopeOf } from '../clients/api-keys.ts';
 import { parseRecover } from '../request-validation.ts';
 import type { RouteHandler } from './route.ts';
@@ -32,8 +33,9 @@ export const recoverEndpoint: RouteHandler = async ({ req, res, params, caller }
   sendJson(res, 202, { requeued });
 };
 
-export const getEndpoint: RouteHandler = async ({ res, params }, { store }) => {
-  const record = await store.getEndpoint(params['key']!);
+export const getEndpoint: RouteHandler = async ({ res, params, caller }, { store }) => {
+  const record = await store.endpointCircuit(scopeOf(caller), params['key']!);
+  if (record === undefined) throw new ApiError(404, 'not_found', `no callback went to ${params['key']}`);
   sendData(res, {
     key: record.key,
     circuit_state: circuitStateAt(record.circuit_state, record.open_until, Date.now()),

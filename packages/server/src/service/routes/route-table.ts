@@ -160,7 +160,10 @@ export const ROUTES: readonly Route[] = [
     client: 'endpoints.get',
     summary: "A receiver's circuit breaker",
     params: { key: HOST_PORT },
-    answers: { 200: { description: 'The circuit.', schema: 'Endpoint' }, 404: KEY_NOT_TEXT },
+    answers: {
+      200: { description: 'The circuit.', schema: 'Endpoint' },
+      404: `${KEY_NOT_TEXT} Or, for a client key, a receiver none of its callbacks went to.`,
+    },
     handle: getEndpoint,
   },
   {
