@@ -220,3 +220,22 @@ export async function claimIdempotencyRow(
 export async function purgeIdempotencyRows(db: StoreDb, before: number): Promise<void> {
   await db.deleteFrom('idempotency_keys').where('created_at', '<', before).execute();
 }
+
+/** Keeps the answer of the request that holds a key, or (null) frees the key. */
+export async function settleIdempotencyRow(
+  db: StoreDb,
+  client: string,
+  key: string,
+  answer: { status: number; body: string } | null,
+): Promise<void> {
+  if (answer === null) {
+    await db.deleteFrom('idempotency_keys').where('client', '=', client).where('key', '=', key).execute();
+    return;
+  }
+  await db
+    .updateTable('idempotency_keys')
+    .set(answer)
+    .where('client', '=', client)
+    .where('key', '=', key)
+    .execute();
+}

@@ -17,6 +17,7 @@ import {
   rotateClientSecretRow,
   selectApiKeys,
   selectClientSecret,
+  settleIdempotencyRow,
   touchApiKeyRows,
 } from './client-queries.ts';
 import type {
@@ -228,21 +229,12 @@ export abstract class SqlStore implements Store {
     return claimIdempotencyRow(this.db, client, key, requestSha256, options, now);
   }
 
-  async completeIdempotencyKey(client: string, key: string, status: number, body: string): Promise<void> {
-    await this.db
-      .updateTable('idempotency_keys')
-      .set({ status, body })
-      .where('client', '=', client)
-      .where('key', '=', key)
-      .execute();
+  completeIdempotencyKey(client: string, key: string, status: number, body: string): Promise<void> {
+    return settleIdempotencyRow(this.db, client, key, { status, body });
   }
 
-  async releaseIdempotencyKey(client: string, key: string): Promise<void> {
-    await this.db
-      .deleteFrom('idempotency_keys')
-      .where('client', '=', client)
-      .where('key', '=', key)
-      .execute();
+  releaseIdempotencyKey(client: string, key: string): Promise<void> {
+    return settleIdempotencyRow(this.db, client, key, null);
   }
 
   async countApiKeys(): Promise<number> {

@@ -159,6 +159,9 @@ describe.each(backends)('clients on $name', ({ name, skip }) => {
       const secretB = (await run.get('/v1/webhooks/secret', auth.b)).body.secret as string;
       expect(secretA).toMatch(/^whsec_/);
       expect(secretB).not.toBe(secretA);
+      // Sealed at rest with the service's secret key: the store alone does not hand it out.
+      const kept = (await run.store.getClientSecret('a'))!.secret;
+      expect([kept.startsWith('sealed:v1:'), kept.includes(secretA.slice(6))]).toEqual([true, false]);
       const first = (await run.post('/v1/operations', op(`${receiver.url}/a`), auth.a)).body.id_gen as string;
       const callback = await receiver.callbackOf(first);
       expect([verifies(callback, secretA), verifies(callback, secretB), verifies(callback, SECRET)]).toEqual([
