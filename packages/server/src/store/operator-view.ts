@@ -4,7 +4,6 @@
  */
 import type { ClientScope } from './client-store.ts';
 import type { CallbackState, CircuitState } from './schema.ts';
-import type { EndpointRecord } from './store.ts';
 
 /** One receiver (`host:port`) as `GET /v1/endpoints` shows it. */
 export interface EndpointHealth {
@@ -54,11 +53,6 @@ export interface OperatorViewStore {
    * ended at or after `since` (Unix ms); how many were queued.
    */
   recoverEndpoint(scope: ClientScope, key: string, since: number): Promise<number>;
-  /**
-   * Receiver `key`'s circuit, as `getEndpoint` reads it, for `scope`: undefined for a client
-   * none of whose callbacks went to it (a receiver it never called is none of its business).
-   */
-  endpointCircuit(scope: ClientScope, key: string): Promise<EndpointRecord | undefined>;
 }
 
 /**

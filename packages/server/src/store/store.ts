@@ -328,6 +328,11 @@ export interface OutboxStore {
 /** Receiver circuits, one per `host:port`. */
 export interface CircuitStore {
   getEndpoint(key: string): Promise<EndpointRecord>;
+  /**
+   * Receiver `key`'s circuit, as `getEndpoint` reads it, for `scope`: undefined for a client
+   * none of whose callbacks went to it (a receiver it never called is none of its business).
+   */
+  endpointCircuit(scope: ClientScope, key: string): Promise<EndpointRecord | undefined>;
   updateEndpoint(key: string, update: EndpointUpdate): Promise<EndpointRecord>;
 }
 
