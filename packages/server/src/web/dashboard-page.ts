@@ -129,8 +129,7 @@ export function dashboardPage(): string {
 <div id="keys-box" hidden>
 <h2>API keys</h2>
 <div class="scroll">
-<table class="keys">
-  <thead><tr><th scope="col">key</th><th scope="col">client</th><th scope="col">role</th><th scope="col">created (UTC)</th><th scope="col">expires</th><th scope="col">last used</th><th scope="col">state</th></tr></thead>
+<table class="keys" id="keys-table">
   <tbody id="keys"></tbody>
 </table>
 </div>

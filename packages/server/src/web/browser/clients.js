@@ -3,7 +3,9 @@
 // that probed for them would log a refusal on every load for a client key.
 
 const keysBox = byId('keys-box', HTMLElement);
+const keyTable = byId('keys-table', HTMLTableElement);
 const keyRows = byId('keys', HTMLTableSectionElement);
+const KEY_COLUMNS = ['key', 'client', 'role', 'created (UTC)', 'expires', 'last used', 'state'];
 const newKeyForm = byId('new-key', HTMLFormElement);
 const newKeyShown = byId('new-key-shown', HTMLElement);
 const secretShown = byId('secret-shown', HTMLElement);
@@ -51,6 +53,16 @@ keysButton.addEventListener('click', () => (keysBox.hidden ? loadKeys() : hideKe
 
 /** @param {ApiKey[]} keys */
 function paintKeys(keys) {
+  // The head is made with the first list: a page that never shows keys has no hidden columns.
+  if (!keyTable.tHead) {
+    const head = keyTable.createTHead().insertRow();
+    for (const name of KEY_COLUMNS) {
+      const cell = document.createElement('th');
+      cell.scope = 'col';
+      cell.textContent = name;
+      head.append(cell);
+    }
+  }
   keyRows.replaceChildren();
   for (const key of keys) {
     const row = keyRows.insertRow();
