@@ -21,7 +21,7 @@ import {
 import { type Caller, KeyAuthority, requireAdmin } from './clients/api-keys.ts';
 import type { ClientSecrets } from './clients/client-secrets.ts';
 import { JSON_TYPE, segment, send } from './api-exchange.ts';
-import { corsHeaders, crossSiteReason, isAllowedPreflight, PREFLIGHT_HEADERS } from './cross-site.ts';
+import { corsHeaders, crossSiteReason, isAllowedPreflight, preflightHeaders } from './cross-site.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
 import type { RequestDrain } from './request-drain.ts';
@@ -81,6 +81,11 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     secrets: options.secrets,
   };
   const destinationOf = routerOf(ROUTES);
+  const guarded = ROUTES.filter((route) => route.role !== 'open');
+  const preflight = preflightHeaders(
+    guarded.map((route) => route.method),
+    guarded.flatMap((route) => (route.headers ?? []).map((header) => header.name)),
+  );
 
   /** The caller a route's role asks for: any valid key (keyless: client `default`), or an admin's. */
   async function authorize(req: IncomingMessage, role: Role): Promise<Caller> {
@@ -108,7 +113,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       const crossSite = crossSiteReason(req.method, req.headers, origins);
       if (crossSite !== null) throw crossSiteRequest(crossSite);
       if (isAllowedPreflight(req.method, req.headers, origins)) {
-        res.writeHead(204, PREFLIGHT_HEADERS);
+        res.writeHead(204, preflight);
         return void res.end();
       }
       caller = await authorize(req, route?.role ?? 'client');

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshSchema, tempDir } from '../../../../soak/lib/processes.ts';
+import { freshSchema, tempDir } from '../../../../test/support/processes.ts';
 import { createApiKey } from '../../src/service/clients/api-keys.ts';
 import { openStore } from '../../src/store/index.ts';
 import { POSTGRES_URL, probePostgres } from '../store/backends.ts';

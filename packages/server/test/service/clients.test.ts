@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignatureVerifier } from '../../../mediahook/src/protocol/index.ts';
 import { createApiKey } from '../../src/service/clients/api-keys.ts';
 import { ALL_CLIENTS } from '../../src/store/index.ts';
-import { freshSchema } from '../../../../soak/lib/processes.ts';
+import { freshSchema } from '../../../../test/support/processes.ts';
 import { POSTGRES_URL, probePostgres } from '../store/backends.ts';
 import { listen, type RunningService, SECRET, startService, waitForCallback } from './service-harness.ts';
 

@@ -81,7 +81,7 @@ export interface Route {
   query?: readonly Parameter[];
   headers?: readonly Parameter[];
   body?: { type: 'application/json' | 'multipart/form-data'; schema: SchemaName };
-  /** Per status. A route needing a key also answers 401, and one that changes state 403. */
+  /** Per status. A route needing a key also answers 401, and an admin one or one that changes state 403. */
   answers: Readonly<Record<string, RouteAnswer>>;
   handle: RouteHandler;
 }
