@@ -91,10 +91,11 @@ export function keyView(record: ApiKeyRecord) {
 
 /**
  * Whose operations the caller sees: an admin every client's (or the one `requested`), a client
- * its own whatever it asks.
+ * its own whatever it asks. Keyless, the store holds client `default`'s alone: it sees them as
+ * before there were clients (a receiver's circuit too, called or not).
  */
 export function scopeOf(caller: Caller, requested?: string): ClientScope {
-  if (caller.role !== 'admin') return caller.client;
+  if (caller.role !== 'admin' && caller.keyId !== null) return caller.client;
   return requested ?? ALL_CLIENTS;
 }
 
