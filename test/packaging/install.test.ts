@@ -180,7 +180,15 @@ describe('npm install mediahook @mediahook/server', () => {
     });
     // A key is stored in the service's SQLite database: the native module was built on install.
     const data = await scratch();
-    const created = await runIn(project, 'npx', ['mediahook-server', 'keys', 'create', '--data', data]);
+    const created = await runIn(project, 'npx', [
+      'mediahook-server',
+      'keys',
+      'create',
+      '--client',
+      'ci',
+      '--data',
+      data,
+    ]);
     expect(created, created.stderr).toMatchObject({ code: 0 });
     expect(created.stdout).toMatch(/mh_\S+/);
   });
