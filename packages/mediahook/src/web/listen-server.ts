@@ -1,22 +1,25 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   allowedHostsOf,
   allowHalfOpenAnswers,
-  createReceiver,
   deferContinue,
   hostAllowed,
   type NodeHandlerOptions,
   nodeHandler,
   type Receiver,
   type ReceiverOptions,
-  type ReceiverOutcome,
 } from '../receiver/index.ts';
 import { hostRefusal, warnOncePerHost } from '../receiver/adapters/host-guard.ts';
+import { fileModesOf } from '../receiver/file-modes.ts';
+import { keepingReceiver, type ListenOutcome } from './keeping-receiver.ts';
+import { KeptRequests } from './kept-requests.ts';
+import type { SendTarget } from './kept-sending.ts';
 import { sendFileAnswer } from './file-response.ts';
 import { sendRevalidated } from './revalidated-answer.ts';
 import { INSPECTOR_HEADERS, inspectorPage } from './inspector-page.ts';
+import { replayIdOf, replayPathOf, replayRoute } from './replay-route.ts';
 import { requestTargetOf } from './request-target.ts';
 
 /**
@@ -24,16 +27,27 @@ import { requestTargetOf } from './request-target.ts';
  * defaults to none besides IP addresses and loopback names, and covers the inspector's pages too
  * (421 there, 500 to a callback). `onHostRefused` is told of every refused request.
  */
-export interface ListenServerOptions extends ReceiverOptions, NodeHandlerOptions {
+export interface ListenServerOptions extends Omit<ReceiverOptions, 'onOutcome'>, NodeHandlerOptions {
   /** How many recent requests the inspector keeps. Default 500. */
   history?: number | undefined;
+  /**
+   * Raw requests kept for replay under `<out>/.requests/`: the newest `maxRequests` (100)
+   * within `maxBytes` (1 GiB). `maxRequests: 0` keeps none (but while forwarding one).
+   */
+  keep?: { maxRequests: number; maxBytes: number } | undefined;
+  /** Send every accepted callback on to this app, and answer the sender with its answer. */
+  forwardTo?: SendTarget | undefined;
+  /** Told of every request's outcome, after the app answered a forwarded callback. */
+  onOutcome?: ((outcome: ListenOutcome) => void) | undefined;
 }
 
 export interface ListenServer {
   server: Server;
   receiver: Receiver;
   /** The newest requests first. */
-  recent(): readonly ReceiverOutcome[];
+  recent(): readonly ListenOutcome[];
+  /** The raw requests kept for replay; null when none are. */
+  kept: KeptRequests | null;
   /**
    * Stops taking connections, lets requests in flight finish for `graceMs` (5 s), then cuts
    * off what is left and closes the receiver.
@@ -53,15 +67,21 @@ const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.(?:jpg|mp4)$/;
  */
 export function createListenServer(options: ListenServerOptions = {}): ListenServer {
   const history = options.history ?? 500;
-  const recent: ReceiverOutcome[] = [];
-  const receiver = createReceiver({
-    ...options,
-    onOutcome(outcome) {
+  const recent: ListenOutcome[] = [];
+  const keep = options.keep ?? { maxRequests: 100, maxBytes: 2 ** 30 };
+  const kept =
+    keep.maxRequests > 0 || options.forwardTo
+      ? KeptRequests.create(resolve(options.out ?? 'callbacks'), keep, fileModesOf(options))
+      : null;
+  const { receiver, within } = keepingReceiver(
+    options,
+    kept && { keeper: kept, forward: options.forwardTo ?? null },
+    (outcome) => {
       recent.unshift(outcome);
       if (recent.length > history) recent.pop();
       options.onOutcome?.(outcome);
     },
-  });
+  );
   const allowedHosts = options.allowedHosts ?? [];
   const hosts = allowedHostsOf(allowedHosts);
   const hostRefused = options.onHostRefused ?? warnOncePerHost();
@@ -69,13 +89,19 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.setHeader('x-content-type-options', 'nosniff');
-    if (req.method === 'POST') return receive(req, res);
+    const path = requestTargetOf(req)?.pathname;
+    const replayId = req.method === 'POST' && path !== undefined ? replayIdOf(path) : null;
+    if (req.method === 'POST' && replayId === null) return within(req, () => receive(req, res));
     const host = req.headers.host;
     if (!hostAllowed(host, hosts)) {
       hostRefused(host!);
       return send(res, 421, 'application/json', errorJson('host_not_allowed', hostRefusal(host!).message));
     }
-    const path = requestTargetOf(req)?.pathname;
+    if (replayId !== null) {
+      return replayRoute(req, replayId, kept, options.forwardTo, (status, body) =>
+        send(res, status, 'application/json', JSON.stringify(body)),
+      );
+    }
     if (path === undefined) {
       return send(
         res,
@@ -90,7 +116,9 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
       return send(res, 200, 'text/html; charset=utf-8', inspectorPage(), INSPECTOR_HEADERS);
     }
     if (read && path === '/requests.json') {
-      return sendRevalidated(req, res, JSON.stringify(recent.map(publicOutcome)), {
+      const replayable = options.forwardTo !== undefined;
+      const list = recent.map((outcome) => publicOutcome(outcome, replayable));
+      return sendRevalidated(req, res, JSON.stringify(list), {
         'content-type': 'application/json; charset=utf-8',
         'x-content-type-options': 'nosniff',
       });
@@ -142,6 +170,7 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
     server,
     receiver,
     recent: () => recent,
+    kept,
     async close(graceMs = 5000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
@@ -160,7 +189,7 @@ function errorJson(code: string, message: string): string {
   return JSON.stringify({ error: { code, message } });
 }
 
-function publicOutcome(outcome: ReceiverOutcome) {
+function publicOutcome(outcome: ListenOutcome, replayable: boolean) {
   const callback = outcome.callback;
   const file = callback?.event === 'success' ? callback.file : null;
   // A duplicate's own bytes were dropped: it shows the file stored the first time.
@@ -171,6 +200,9 @@ function publicOutcome(outcome: ReceiverOutcome) {
     durationMs: Math.round(outcome.durationMs * 10) / 10,
     error: outcome.error,
     headers: outcome.headers,
+    forward: outcome.forward,
+    // Only while the kept request may still be there: the route says so when it is not.
+    replay: replayable && outcome.kept !== null ? replayPathOf(outcome.kept) : null,
     callback: callback && {
       event: callback.event,
       family: callback.family,
