@@ -1,9 +1,31 @@
 /** An app behind `listen --forward-to`, and a sender whose exact bytes the tests know. */
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'undici';
+import { afterEach, beforeEach } from 'vitest';
 import { BodySigner, encodeCallback, type OutgoingCallback } from '../../src/protocol/index.ts';
+import { jpegBytes } from './helpers.ts';
+import type { Listener } from './listen-helpers.ts';
+
+/** The Standard Webhooks headers a forward or replay must carry as sent (or sign afresh). */
+export const WEBHOOK_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+
+/** A family A success callback carrying a JPEG of `bytes` bytes. */
+export function jpegCallback(id: string, bytes = 3000) {
+  return {
+    family: 'A',
+    status: 'success',
+    time_gen: '2026-11-28T10:00:00.000Z',
+    event: 'success',
+    id_gen: id,
+    file: jpegBytes(bytes),
+    mediaType: 'image/jpeg',
+  } as const;
+}
 
 export interface AppRequest {
   url: string;
@@ -88,4 +110,20 @@ export async function sendCallback(
     headers,
     sha256: createHash('sha256').update(body).digest('hex'),
   };
+}
+
+/** A suite's fresh `--out` directory and app per test; the `listener` a test starts is stopped. */
+export function forwardingPerTest(prefix: string): { out: string; app: App; listener: Listener | undefined } {
+  const state = {} as { out: string; app: App; listener: Listener | undefined };
+  beforeEach(async () => {
+    state.out = await mkdtemp(join(tmpdir(), prefix));
+    state.app = await startApp();
+  });
+  afterEach(async () => {
+    await state.listener?.stop();
+    state.listener = undefined;
+    await state.app.close();
+    await rm(state.out, { recursive: true, force: true });
+  });
+  return state;
 }

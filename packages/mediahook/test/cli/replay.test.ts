@@ -3,64 +3,45 @@
  * signatures), `--keep-requests` / `--keep-bytes` eviction, and the inspector's replay route,
  * which only the inspector's own page may use and which sends only to `--forward-to`.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SignatureVerifier } from '../../src/protocol/index.ts';
-import { type App, type Sent, sendCallback, startApp } from './forward-helpers.ts';
-import { jpegBytes, runCli } from './helpers.ts';
-import { type Listener, startListen } from './listen-helpers.ts';
+import {
+  forwardingPerTest,
+  jpegCallback,
+  type Sent,
+  sendCallback,
+  WEBHOOK_HEADERS,
+} from './forward-helpers.ts';
+import { runCli } from './helpers.ts';
+import { startListen } from './listen-helpers.ts';
 
 const SENDER_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const APP_SECRET = 'whsec_QXBwU2VjcmV0Rm9yVGhlTG9jYWxBcHAx';
-const WEBHOOK_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
-
-const success = (id: string, bytes = 3000) =>
-  ({
-    family: 'A',
-    status: 'success',
-    time_gen: '2026-11-28T10:00:00.000Z',
-    event: 'success',
-    id_gen: id,
-    file: jpegBytes(bytes),
-    mediaType: 'image/jpeg',
-  }) as const;
 
 const keptIds = async (out: string) =>
   (await readdir(join(out, '.requests'))).filter((name) => name.endsWith('.json')).length;
 
 describe('replay', () => {
-  let out: string;
-  let app: App;
-  let listener: Listener | undefined;
-
-  beforeEach(async () => {
-    out = await mkdtemp(join(tmpdir(), 'mediahook-replay-'));
-    app = await startApp();
-  });
-  afterEach(async () => {
-    await listener?.stop();
-    listener = undefined;
-    await app.close();
-    await rm(out, { recursive: true, force: true });
-  });
+  const t = forwardingPerTest('mediahook-replay-');
 
   async function receive(args: string[], ids: string[]): Promise<Sent[]> {
-    listener = await startListen(['--out', out, '--json', ...args]);
+    t.listener = await startListen(['--out', t.out, '--json', ...args]);
     const sent: Sent[] = [];
-    for (const id of ids) sent.push(await sendCallback(listener.url, success(id), { secret: SENDER_SECRET }));
-    await listener.waitForLines(ids.length);
+    for (const id of ids)
+      sent.push(await sendCallback(t.listener.url, jpegCallback(id), { secret: SENDER_SECRET }));
+    await t.listener.waitForLines(ids.length);
     return sent;
   }
 
   it('mediahook replay sends every kept callback again, oldest first, byte-exact', async () => {
     const sent = await receive([], ['op-1', 'op-2']);
-    const replayed = await runCli(['replay', out, app.url]);
+    const replayed = await runCli(['replay', t.out, t.app.url]);
     expect(replayed.code).toBe(0);
-    expect(app.requests.map((r) => r.headers['webhook-id'])).toEqual(['op-1', 'op-2']);
-    app.requests.forEach((got, index) => {
+    expect(t.app.requests.map((r) => r.headers['webhook-id'])).toEqual(['op-1', 'op-2']);
+    t.app.requests.forEach((got, index) => {
       expect(got.sha256).toBe(sent[index]!.sha256);
       expect(got.headers['content-type']).toBe(sent[index]!.headers['content-type']);
       for (const name of WEBHOOK_HEADERS) expect(got.headers[name]).toBe(sent[index]!.headers[name]);
@@ -70,17 +51,17 @@ describe('replay', () => {
 
   it('signs afresh with --secret, and sends one with --id', async () => {
     const sent = await receive([], ['op-1', 'op-2']);
-    const listed = await runCli(['replay', out, app.url, '--json']);
+    const listed = await runCli(['replay', t.out, t.app.url, '--json']);
     const kept = listed.stdout
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
     expect(kept.map((k) => k.id_gen)).toEqual(['op-1', 'op-2']);
-    app.requests.length = 0;
-    const replayed = await runCli(['replay', out, '--id', kept[1].id, app.url, '--secret', APP_SECRET]);
+    t.app.requests.length = 0;
+    const replayed = await runCli(['replay', t.out, '--id', kept[1].id, t.app.url, '--secret', APP_SECRET]);
     expect(replayed.code).toBe(0);
-    expect(app.requests).toHaveLength(1);
-    const got = app.requests[0]!;
+    expect(t.app.requests).toHaveLength(1);
+    const got = t.app.requests[0]!;
     expect(got.sha256).toBe(sent[1]!.sha256);
     expect(got.headers['webhook-id']).toBe('op-2');
     const verifier = new SignatureVerifier([APP_SECRET], (name) => got.headers[name] as string | undefined);
@@ -90,46 +71,46 @@ describe('replay', () => {
 
   it('exits 1 when the URL answers otherwise than 2xx, or nothing was kept', async () => {
     await receive([], ['op-1']);
-    app.answer = { status: 500, body: 'down', type: 'text/plain' };
-    expect((await runCli(['replay', out, app.url])).code).toBe(1);
-    expect((await runCli(['replay', out, '--id', 'nope', app.url])).code).toBe(1);
-    const empty = await runCli(['replay', join(out, 'nothing'), app.url]);
+    t.app.answer = { status: 500, body: 'down', type: 'text/plain' };
+    expect((await runCli(['replay', t.out, t.app.url])).code).toBe(1);
+    expect((await runCli(['replay', t.out, '--id', 'nope', t.app.url])).code).toBe(1);
+    const empty = await runCli(['replay', join(t.out, 'nothing'), t.app.url]);
     expect(empty.code).toBe(1);
     expect(empty.stderr).toMatch(/no callback was kept/);
   });
 
   it('keeps the last --keep-requests callbacks within --keep-bytes, evicting the oldest', async () => {
     await receive(['--keep-requests', '2'], ['op-1', 'op-2', 'op-3']);
-    expect(await keptIds(out)).toBe(2);
-    expect((await runCli(['replay', out, app.url])).code).toBe(0);
-    expect(app.requests.map((r) => r.headers['webhook-id'])).toEqual(['op-2', 'op-3']);
-    await listener!.stop();
-    listener = undefined;
+    expect(await keptIds(t.out)).toBe(2);
+    expect((await runCli(['replay', t.out, t.app.url])).code).toBe(0);
+    expect(t.app.requests.map((r) => r.headers['webhook-id'])).toEqual(['op-2', 'op-3']);
+    await t.listener!.stop();
+    t.listener = undefined;
     // Each request is about 3.6 KB: 5 KiB holds one.
     await receive(['--keep-bytes', '5KiB'], ['op-4']);
-    expect(await keptIds(out)).toBe(1);
+    expect(await keptIds(t.out)).toBe(1);
   });
 
   describe("the inspector's replay route", () => {
     async function replayPath(): Promise<string> {
-      const list = (await (await request(`${listener!.url}requests.json`)).body.json()) as {
+      const list = (await (await request(`${t.listener!.url}requests.json`)).body.json()) as {
         replay: string;
       }[];
       return list[0]!.replay;
     }
     const post = (path: string, headers: Record<string, string> = {}) =>
-      request(`${listener!.url}${path.slice(1)}`, { method: 'POST', headers });
+      request(`${t.listener!.url}${path.slice(1)}`, { method: 'POST', headers });
 
     it('sends the kept request to --forward-to again when the page itself asks', async () => {
-      const [sent] = await receive(['--forward-to', app.url], ['op-1']);
+      const [sent] = await receive(['--forward-to', t.app.url], ['op-1']);
       const path = await replayPath();
-      const origin = listener!.url.replace(/\/$/, '');
+      const origin = t.listener!.url.replace(/\/$/, '');
       const response = await post(path, { origin, 'sec-fetch-site': 'same-origin' });
       expect(response.statusCode).toBe(200);
       expect(await response.body.json()).toMatchObject({ forward: { status: 200 } });
-      expect(app.requests).toHaveLength(2);
-      expect(app.requests[1]!.sha256).toBe(sent!.sha256);
-      for (const name of WEBHOOK_HEADERS) expect(app.requests[1]!.headers[name]).toBe(sent!.headers[name]);
+      expect(t.app.requests).toHaveLength(2);
+      expect(t.app.requests[1]!.sha256).toBe(sent!.sha256);
+      for (const name of WEBHOOK_HEADERS) expect(t.app.requests[1]!.headers[name]).toBe(sent!.headers[name]);
     });
 
     it.each([
@@ -138,22 +119,22 @@ describe('replay', () => {
       ['another origin', { origin: 'http://evil.example' }, 403, 'cross_site_request'],
       ['another Host', { host: 'evil.example' }, 421, 'host_not_allowed'],
     ])('refuses a request from %s, and sends nothing', async (_why, headers, status, code) => {
-      await receive(['--forward-to', app.url], ['op-1']);
+      await receive(['--forward-to', t.app.url], ['op-1']);
       const response = await post(await replayPath(), headers);
       expect(response.statusCode).toBe(status);
       expect(((await response.body.json()) as any).error.code).toBe(code);
-      expect(app.requests).toHaveLength(1);
+      expect(t.app.requests).toHaveLength(1);
     });
 
     it('answers 404 for a request no longer kept, 409 without --forward-to', async () => {
-      await receive(['--forward-to', app.url], ['op-1']);
+      await receive(['--forward-to', t.app.url], ['op-1']);
       const missing = await post('/.mediahook/replay/01a2226c-9c7e-76f5-91e6-d4c2f42bba3d');
       expect(missing.statusCode).toBe(404);
       await missing.body.dump();
-      await listener!.stop();
-      listener = undefined;
+      await t.listener!.stop();
+      t.listener = undefined;
       await receive([], ['op-2']);
-      const list = (await (await request(`${listener!.url}requests.json`)).body.json()) as {
+      const list = (await (await request(`${t.listener!.url}requests.json`)).body.json()) as {
         replay: unknown;
       }[];
       expect(list[0]!.replay).toBeNull();

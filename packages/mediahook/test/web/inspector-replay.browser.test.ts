@@ -10,21 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { createListenServer, type ListenServer } from '../../src/web/listen-server.ts';
-import { type App, sendCallback, startApp } from '../cli/forward-helpers.ts';
-import { jpegBytes } from '../cli/helpers.ts';
+import { type App, jpegCallback, sendCallback, startApp } from '../cli/forward-helpers.ts';
 import { pagePerTest, screenshot, skipBrowserTests } from './browser.ts';
 import { listen } from './listen-harness.ts';
-
-const callback = (id: string) =>
-  ({
-    family: 'A',
-    status: 'success',
-    time_gen: '2026-11-28T10:00:00.000Z',
-    event: 'success',
-    id_gen: id,
-    file: jpegBytes(3000),
-    mediaType: 'image/jpeg',
-  }) as const;
 
 /** Run in the page: a no-cors POST, and a form posted to the same address. */
 async function crossSitePosts(target: string): Promise<void> {
@@ -60,7 +48,7 @@ describe.skipIf(skipBrowserTests)("the inspector's Replay button", () => {
   });
 
   it("shows the app's answer and sends the kept request again", async () => {
-    const sent = await sendCallback(`${url}/hook`, callback('op-1'));
+    const sent = await sendCallback(`${url}/hook`, jpegCallback('op-1'));
     expect(sent.status).toBe(200);
     await view.page.goto(`${url}/`);
     const row = view.page.locator('#requests tbody tr').first();
@@ -75,7 +63,7 @@ describe.skipIf(skipBrowserTests)("the inspector's Replay button", () => {
   });
 
   it('cannot be pressed by a page of another site', async () => {
-    await sendCallback(`${url}/hook`, callback('op-2'));
+    await sendCallback(`${url}/hook`, jpegCallback('op-2'));
     const [kept] = await receiver.kept!.list();
     const attacker = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
