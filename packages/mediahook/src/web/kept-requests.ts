@@ -3,12 +3,13 @@
  * `<out>/.requests/`, the newest `maxRequests` within `maxBytes`, the oldest evicted first.
  */
 import { createReadStream } from 'node:fs';
-import { open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { chmod, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { uuidv7 } from '../protocol/index.ts';
 import { removeStaleTemporaryFiles } from '../receiver/disk-sink.ts';
 import { type FileModes, fileModesOf, makeDirectorySync } from '../receiver/file-modes.ts';
+import { ReceiverError } from '../receiver/receiver-error.ts';
 
 /** One kept request, as its `<id>.json` says; its body is `<id>.body` beside it. */
 export interface KeptRequest {
@@ -36,6 +37,52 @@ interface KeptBodyWriter {
   tee(body: AsyncIterable<Uint8Array> | Uint8Array): AsyncIterable<Uint8Array>;
   commit(details: Pick<KeptRequest, 'idGen' | 'headers'>): Promise<KeptRequest>;
   discard(): Promise<void>;
+}
+
+/** Failing to keep the copy fails the callback with a code of its own, not as a cut body. */
+function notKept(error: unknown): ReceiverError {
+  const code = (error as NodeJS.ErrnoException).code ?? String(error);
+  return new ReceiverError('storage_failed', `the request could not be kept for replay (${code})`, {
+    cause: error,
+  });
+}
+
+/**
+ * The body, each chunk written to `path` before it is passed on. The source is read by hand,
+ * not with for-await: ending the copy early must not destroy the request, whose connection
+ * still carries the receiver's answer.
+ */
+async function* copiedTo(
+  path: string,
+  modes: FileModes,
+  body: AsyncIterable<Uint8Array> | Uint8Array,
+  onWritten: (bytes: number) => void,
+): AsyncGenerator<Uint8Array> {
+  const handle = await open(path, 'wx', modes.file).catch((error: unknown) => {
+    throw notKept(error);
+  });
+  // A widened mode is set past the umask, as for the received files.
+  if (modes.exactFile) await handle.chmod(modes.file);
+  const write = async (chunk: Uint8Array) => {
+    await handle.write(chunk).catch((error: unknown) => {
+      throw notKept(error);
+    });
+    onWritten(chunk.length);
+  };
+  try {
+    if (body instanceof Uint8Array) {
+      await write(body);
+      yield body;
+      return;
+    }
+    const chunks = body[Symbol.asyncIterator]();
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+      await write(next.value);
+      yield next.value;
+    }
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
@@ -81,33 +128,12 @@ export class KeptRequests {
   begin(): KeptBodyWriter {
     const id = uuidv7();
     const part = join(this.directory, `.incoming-${id}.part`);
-    const mode = this.#modes.file;
+    const modes = this.#modes;
     let bytes = 0;
     let copying: AsyncGenerator<Uint8Array> | null = null;
-    // The source is read by hand, not with for-await: ending the copy early must not destroy
-    // the request, whose connection still carries the receiver's answer.
-    async function* copied(body: AsyncIterable<Uint8Array> | Uint8Array): AsyncGenerator<Uint8Array> {
-      const handle = await open(part, 'wx', mode);
-      try {
-        if (body instanceof Uint8Array) {
-          await handle.write(body);
-          bytes = body.length;
-          yield body;
-          return;
-        }
-        const chunks = body[Symbol.asyncIterator]();
-        for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
-          await handle.write(next.value);
-          bytes += next.value.length;
-          yield next.value;
-        }
-      } finally {
-        await handle.close();
-      }
-    }
     return {
       tee(body) {
-        copying = copied(body);
+        copying = copiedTo(part, modes, body, (written) => (bytes += written));
         return copying;
       },
       commit: async ({ idGen, headers }) => {
@@ -115,7 +141,8 @@ export class KeptRequests {
         await rename(part, this.#bodyPath(id));
         // The description last, and whole: a request is listed only once both are in place.
         const temporary = join(this.directory, `.incoming-${id}.json.part`);
-        await writeFile(temporary, JSON.stringify(kept), { mode, flag: 'wx' });
+        await writeFile(temporary, JSON.stringify(kept), { mode: modes.file, flag: 'wx' });
+        if (modes.exactFile) await chmod(temporary, modes.file);
         await rename(temporary, join(this.directory, `${id}.json`));
         return kept;
       },

@@ -116,7 +116,7 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
       return send(res, 200, 'text/html; charset=utf-8', inspectorPage(), INSPECTOR_HEADERS);
     }
     if (read && path === '/requests.json') {
-      const replayable = options.forwardTo !== undefined;
+      const replayable = options.forwardTo !== undefined && keep.maxRequests > 0;
       const list = recent.map((outcome) => publicOutcome(outcome, replayable));
       return sendRevalidated(req, res, JSON.stringify(list), {
         'content-type': 'application/json; charset=utf-8',

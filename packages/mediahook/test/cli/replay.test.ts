@@ -3,7 +3,7 @@
  * signatures), `--keep-requests` / `--keep-bytes` eviction, and the inspector's replay route,
  * which only the inspector's own page may use and which sends only to `--forward-to`.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
@@ -89,6 +89,23 @@ describe('replay', () => {
     // Each request is about 3.6 KB: 5 KiB holds one.
     await receive(['--keep-bytes', '5KiB'], ['op-4']);
     expect(await keptIds(t.out)).toBe(1);
+  });
+
+  it("keeps the raw requests as the owner's alone, or with the modes asked for", async () => {
+    const modes = async () => {
+      const folder = join(t.out, '.requests');
+      const files = await readdir(folder);
+      const fileModes = await Promise.all(
+        files.map(async (name) => (await stat(join(folder, name))).mode & 0o777),
+      );
+      return { folder: (await stat(folder)).mode & 0o777, files: [...new Set(fileModes)] };
+    };
+    await receive([], ['op-1']);
+    expect(await modes()).toEqual({ folder: 0o700, files: [0o600] });
+    await t.listener!.stop();
+    await rm(join(t.out, '.requests'), { recursive: true });
+    await receive(['--file-mode', '0640', '--dir-mode', '0750'], ['op-2']);
+    expect(await modes()).toEqual({ folder: 0o750, files: [0o640] });
   });
 
   describe("the inspector's replay route", () => {
