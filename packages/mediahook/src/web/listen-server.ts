@@ -19,7 +19,7 @@ import type { SendTarget } from './kept-sending.ts';
 import { sendFileAnswer } from './file-response.ts';
 import { sendRevalidated } from './revalidated-answer.ts';
 import { INSPECTOR_HEADERS, inspectorPage } from './inspector-page.ts';
-import { replayIdOf, replayPathOf, replayRoute } from './replay-route.ts';
+import { OWN_PREFIX, replayIdOf, replayPathOf, replayRoute } from './replay-route.ts';
 import { requestTargetOf } from './request-target.ts';
 
 /**
@@ -58,7 +58,8 @@ export interface ListenServer {
 const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.(?:jpg|mp4)$/;
 
 /**
- * The `mediahook listen` server: every POST, at any path, is a callback for the receiver;
+ * The `mediahook listen` server: every POST, at any path but `/.mediahook/…` (the inspector's
+ * Replay), is a callback for the receiver;
  * `GET /` is the inspector, `GET /requests.json` its data and `GET /files/NAME` a stored file.
  *
  * @example
@@ -90,14 +91,18 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.setHeader('x-content-type-options', 'nosniff');
     const path = requestTargetOf(req)?.pathname;
-    const replayId = req.method === 'POST' && path !== undefined ? replayIdOf(path) : null;
-    if (req.method === 'POST' && replayId === null) return within(req, () => receive(req, res));
+    // POSTs under /.mediahook/ are the inspector's own: every other POST is a callback.
+    const own = req.method === 'POST' && path !== undefined && path.startsWith(OWN_PREFIX);
+    if (req.method === 'POST' && !own) return within(req, () => receive(req, res));
     const host = req.headers.host;
     if (!hostAllowed(host, hosts)) {
       hostRefused(host!);
       return send(res, 421, 'application/json', errorJson('host_not_allowed', hostRefusal(host!).message));
     }
-    if (replayId !== null) {
+    if (own) {
+      const replayId = replayIdOf(path);
+      if (replayId === null)
+        return send(res, 404, 'application/json', errorJson('not_found', `no route at ${path}`));
       return replayRoute(req, replayId, kept, options.forwardTo, (status, body) =>
         send(res, status, 'application/json', JSON.stringify(body)),
       );

@@ -9,16 +9,20 @@ import { originOf } from '../receiver/index.ts';
 import type { KeptRequests } from './kept-requests.ts';
 import { type SendTarget, sendKept } from './kept-sending.ts';
 
-const REPLAY_PATH = /^\/\.mediahook\/replay\/([^/?#]+)$/;
+/** The paths of `listen`'s own POST routes: a callback is never posted there. */
+export const OWN_PREFIX = '/.mediahook/';
+
+const REPLAY_PREFIX = `${OWN_PREFIX}replay/`;
 
 /** The kept request's id when `path` is the replay route's; else null. */
 export function replayIdOf(path: string): string | null {
-  return REPLAY_PATH.exec(path)?.[1] ?? null;
+  const id = path.startsWith(REPLAY_PREFIX) ? path.slice(REPLAY_PREFIX.length) : '';
+  return /^[^/]+$/.test(id) ? id : null;
 }
 
 /** The inspector's path to replay a kept request. */
 export function replayPathOf(id: string): string {
-  return `/.mediahook/replay/${id}`;
+  return `${REPLAY_PREFIX}${id}`;
 }
 
 type Answer = (status: number, body: unknown) => void;

@@ -148,6 +148,10 @@ describe('replay', () => {
       const missing = await post('/.mediahook/replay/01a2226c-9c7e-76f5-91e6-d4c2f42bba3d');
       expect(missing.statusCode).toBe(404);
       await missing.body.dump();
+      // Its folder is listen's own: no callback is taken there.
+      const elsewhere = await post('/.mediahook/hook');
+      expect(elsewhere.statusCode).toBe(404);
+      expect(((await elsewhere.body.json()) as any).error.code).toBe('not_found');
       await t.listener!.stop();
       t.listener = undefined;
       await receive([], ['op-2']);
