@@ -31,8 +31,9 @@ export interface ListenServerOptions extends Omit<ReceiverOptions, 'onOutcome'>,
   /** How many recent requests the inspector keeps. Default 500. */
   history?: number | undefined;
   /**
-   * Raw requests kept for replay under `<out>/.requests/`: the newest `maxRequests` (100)
-   * within `maxBytes` (1 GiB). `maxRequests: 0` keeps none (but while forwarding one).
+   * Raw requests kept for replay under `<out>/.requests/`: the newest `maxRequests` within
+   * `maxBytes`, as `listen --keep-requests` (100) and `--keep-bytes` (1 GiB) ask. Default none
+   * (while forwarding, each copy is removed once forwarded).
    */
   keep?: { maxRequests: number; maxBytes: number } | undefined;
   /** Send every accepted callback on to this app, and answer the sender with its answer. */
@@ -69,7 +70,7 @@ const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.(?:jpg|mp4)$/;
 export function createListenServer(options: ListenServerOptions = {}): ListenServer {
   const history = options.history ?? 500;
   const recent: ListenOutcome[] = [];
-  const keep = options.keep ?? { maxRequests: 100, maxBytes: 2 ** 30 };
+  const keep = options.keep ?? { maxRequests: 0, maxBytes: 0 };
   const kept =
     keep.maxRequests > 0 || options.forwardTo
       ? KeptRequests.create(resolve(options.out ?? 'callbacks'), keep, fileModesOf(options))

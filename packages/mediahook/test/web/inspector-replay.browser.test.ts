@@ -37,6 +37,7 @@ describe.skipIf(skipBrowserTests)("the inspector's Replay button", () => {
     app = await startApp();
     receiver = createListenServer({
       out,
+      keep: { maxRequests: 10, maxBytes: 2 ** 30 },
       forwardTo: { url: new URL(app.url), secrets: [], timeoutMs: 10_000 },
     });
     url = await listen(receiver.server);

@@ -33,8 +33,7 @@ describe('mediahook demo', () => {
       'A success',
       'B error',
     ]);
-    // Receipts and the raw requests kept for replay are in folders of their own.
-    const stored = (await readdir(join(data, 'received'))).filter((name) => !name.startsWith('.'));
+    const stored = (await readdir(join(data, 'received'))).filter((name) => name !== '.mediahook');
     expect(stored.map((name) => name.slice(name.lastIndexOf('.'))).sort()).toEqual(['.jpg', '.mp4']);
   });
 });
