@@ -37,6 +37,12 @@ describe('mediahook listen --forward-to', () => {
     const record = JSON.parse(line!);
     expect(record).toMatchObject({ event: 'success', id_gen: 'op-1', forward: { status: 200 } });
     expect(record.forward.ms).toBeGreaterThanOrEqual(0);
+    // A repeat is forwarded too: the app's own idempotency is what it is there to try.
+    const again = await sendCallback(t.listener.url, jpegCallback('op-1'), { secret: SECRET });
+    expect(again.body).toMatchObject({ received: true, duplicate: true });
+    expect(t.app.requests.map((r) => r.sha256)).toEqual([sent.sha256, again.sha256]);
+    const repeat = JSON.parse((await t.listener.waitForLines(2))[1]!);
+    expect(repeat).toMatchObject({ duplicate: true, forward: { status: 200 } });
   });
 
   it("answers the sender with the app's 500, its JSON error passed on", async () => {
@@ -84,6 +90,8 @@ describe('mediahook listen --forward-to', () => {
     expect(sent.status).toBe(500);
     expect(sent.body.error).toMatchObject({ code: 'forward_failed' });
     expect(sent.body.error.message).toMatch(/no answer within 500ms/);
+    const [line] = await t.listener.waitForLines(1);
+    expect(line).toMatch(/ accepted .*id_gen=op-slow.* → app forward_failed \(\d+ ms\)$/);
   });
 
   it('answers a refused callback itself, and forwards nothing', async () => {
