@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { FAMILIES, isFamily } from '../protocol/index.ts';
@@ -45,6 +46,8 @@ function forwardTargetOf(
     url: urlArgument([values['forward-to']]),
     secrets: forwardSecrets,
     timeoutMs: durationFlag('--forward-timeout', values['forward-timeout'], 30_000, { min: 1 }),
+    // Unique to this process: a --forward-to that leads back here is found on the first lap.
+    via: `1.1 mediahook-listen-${randomBytes(6).toString('hex')}`,
   };
 }
 

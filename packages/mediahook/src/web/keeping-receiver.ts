@@ -22,8 +22,11 @@ export interface ForwardRecord {
   /** The app's status; null when it gave none. */
   status: number | null;
   ms: number;
-  /** `forward_failed` when the app could not be reached or did not answer in time. */
-  code?: 'forward_failed';
+  /**
+   * `forward_failed` when the app could not be reached or did not answer in time;
+   * `forward_loop` when the callback came back from this very `listen` and was not sent again.
+   */
+  code?: 'forward_failed' | 'forward_loop';
 }
 
 /** A request's outcome in `listen`: the receiver's, with what was kept and forwarded. */
@@ -65,6 +68,14 @@ function answerAfterForward(accepted: ReceiverResponse, result: SendResult, url:
   return jsonAnswer(500, {
     error: { code: 'forward_refused', message: `the app at ${url.origin} answered ${result.status}` },
   });
+}
+
+/** Whether the request carries our own `Via` entry: it was forwarded by this very process. */
+function cameBack(req: IncomingMessage, forward: SendTarget): boolean {
+  const via = req.headers.via;
+  return (
+    forward.via !== undefined && via !== undefined && via.split(',').some((hop) => hop.trim() === forward.via)
+  );
 }
 
 function forwardRecordOf(result: SendResult): ForwardRecord {
@@ -121,6 +132,11 @@ export function keepingReceiver(
       tell({ ...outcome, kept: kept.id, forward: null });
       await keeper.evict();
       return response;
+    }
+    if (cameBack(current.req, forward)) {
+      tell({ ...outcome, kept: kept.id, forward: { status: null, ms: 0, code: 'forward_loop' } });
+      const message = `this callback was forwarded here by this listen: --forward-to ${forward.url.href} leads back to it`;
+      return jsonAnswer(500, { error: { code: 'forward_loop', message } });
     }
     const result = await keeper.hold(kept, () => sendKept(keeper, kept, forward));
     tell({ ...outcome, kept: kept.id, forward: forwardRecordOf(result) });

@@ -16,6 +16,11 @@ export interface SendTarget {
   secrets: readonly string[];
   /** How long the app may stop reading the body, or take to answer once it is sent. */
   timeoutMs: number;
+  /**
+   * A `Via` entry naming this forwarder (RFC 9110 §7.6.3), so that a request that comes back
+   * to it (a forward to itself) is told apart; none by default.
+   */
+  via?: string | undefined;
 }
 
 /** What became of one send: the app's status and time, or why there was no answer. */
@@ -67,7 +72,10 @@ export async function sendKept(
     const result = await postCallback({
       url: target.url,
       encoded: { contentType, contentLength: kept.bytes, body: () => keeper.body(kept) },
-      headers: await headersFor(keeper, kept, target.secrets),
+      headers: {
+        ...(await headersFor(keeper, kept, target.secrets)),
+        ...(target.via === undefined ? {} : { via: target.via }),
+      },
       connectTimeoutMs: CONNECT_TIMEOUT_MS,
       responseTimeoutMs: target.timeoutMs,
     });

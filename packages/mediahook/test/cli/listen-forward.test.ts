@@ -94,6 +94,40 @@ describe('mediahook listen --forward-to', () => {
     expect(line).toMatch(/ accepted .*id_gen=op-slow.* → app forward_failed \(\d+ ms\)$/);
   });
 
+  it('sends a callback that comes back to it no further: forward_loop, not a loop', async () => {
+    // Forwarding to itself: its port is known once it listens, so a relay app in between
+    // passes the requests back to it, as a mistaken --forward-to would.
+    let back = '';
+    const relay = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        void request(back, { method: 'POST', headers: req.headers, body: Buffer.concat(chunks) }).then(
+          async (answer) => {
+            res.writeHead(answer.statusCode, { 'content-type': 'application/json' });
+            res.end(await answer.body.text());
+          },
+        );
+      });
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => {
+      relay.closeAllConnections();
+      relay.close();
+    });
+    const url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}/`;
+    t.listener = await startListen(['--out', t.out, '--json', '--forward-to', url]);
+    back = t.listener.url;
+    const sent = await sendCallback(t.listener.url, jpegCallback('op-loop'));
+    expect(sent.status).toBe(500);
+    expect(sent.body.error.code).toBe('forward_loop');
+    const records = (await t.listener.waitForLines(2)).map((line) => JSON.parse(line));
+    expect(records.map((r) => [r.duplicate, r.forward.status, r.forward.code ?? null])).toEqual([
+      [true, null, 'forward_loop'],
+      [false, 500, null],
+    ]);
+  });
+
   it('answers a refused callback itself, and forwards nothing', async () => {
     t.listener = await startListen(['--out', t.out, '--json', '--forward-to', t.app.url, '--secret', SECRET]);
     const unsigned = await sendCallback(t.listener.url, jpegCallback('op-5'));
