@@ -18,6 +18,7 @@ import { KeptRequests } from './kept-requests.ts';
 import type { SendTarget } from './kept-sending.ts';
 import { sendFileAnswer } from './file-response.ts';
 import { sendRevalidated } from './revalidated-answer.ts';
+import { inspectorServes } from './inspector-access.ts';
 import { INSPECTOR_HEADERS, inspectorPage } from './inspector-page.ts';
 import { OWN_PREFIX, replayIdOf, replayPathOf, replayRoute } from './replay-route.ts';
 import { requestTargetOf } from './request-target.ts';
@@ -40,6 +41,11 @@ export interface ListenServerOptions extends Omit<ReceiverOptions, 'onOutcome'>,
   forwardTo?: SendTarget | undefined;
   /** Told of every request's outcome, after the app answered a forwarded callback. */
   onOutcome?: ((outcome: ListenOutcome) => void) | undefined;
+  /**
+   * Shows the inspector, `/requests.json` and stored files to every client. By default only
+   * loopback clients see them (others get 404); callbacks are taken from anywhere either way.
+   */
+  inspectorOpen?: boolean | undefined;
 }
 
 export interface ListenServer {
@@ -60,8 +66,8 @@ const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.(?:jpg|mp4)$/;
 
 /**
  * The `mediahook listen` server: every POST, at any path but `/.mediahook/…` (the inspector's
- * Replay), is a callback for the receiver;
- * `GET /` is the inspector, `GET /requests.json` its data and `GET /files/NAME` a stored file.
+ * Replay), is a callback for the receiver; `GET /` is the inspector, `GET /requests.json` its
+ * data and `GET /files/NAME` a stored file, for loopback clients unless `inspectorOpen`.
  *
  * @example
  * const { server } = createListenServer({ out: './callbacks', onOutcome: console.log });
@@ -100,8 +106,10 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
       hostRefused(host!);
       return send(res, 421, 'application/json', errorJson('host_not_allowed', hostRefusal(host!).message));
     }
+    // The Replay button is the inspector's: where the inspector is not shown, it is not there.
+    const inspecting = inspectorServes(req.socket.remoteAddress, options.inspectorOpen === true);
     if (own) {
-      const replayId = replayIdOf(path);
+      const replayId = inspecting ? replayIdOf(path) : null;
       if (replayId === null)
         return send(res, 404, 'application/json', errorJson('not_found', `no route at ${path}`));
       return replayRoute(req, replayId, kept, options.forwardTo, (status, body) =>
@@ -118,10 +126,12 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
     }
     // HEAD is GET without the body: Node leaves the body out of a HEAD answer by itself.
     const read = req.method === 'GET' || req.method === 'HEAD';
-    if (read && path === '/') {
+    // To a client it is not shown to, the inspector's pages are pages that do not exist.
+    const shown = read && inspecting;
+    if (shown && path === '/') {
       return send(res, 200, 'text/html; charset=utf-8', inspectorPage(), INSPECTOR_HEADERS);
     }
-    if (read && path === '/requests.json') {
+    if (shown && path === '/requests.json') {
       const replayable = options.forwardTo !== undefined && keep.maxRequests > 0;
       const list = recent.map((outcome) => publicOutcome(outcome, replayable));
       return sendRevalidated(req, res, JSON.stringify(list), {
@@ -129,7 +139,7 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
         'x-content-type-options': 'nosniff',
       });
     }
-    if (read && path.startsWith('/files/')) {
+    if (shown && path.startsWith('/files/')) {
       return sendFile(res, receiver.out, fileNameOf(path));
     }
     if (!read) {
