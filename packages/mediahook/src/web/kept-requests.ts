@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { uuidv7 } from '../protocol/index.ts';
 import { removeStaleTemporaryFiles } from '../receiver/disk-sink.ts';
-import { type FileModes, fileModesOf, makeDirectorySync } from '../receiver/file-modes.ts';
+import { type FileModes, fileModesOf, makeParentDirectory } from '../receiver/file-modes.ts';
 import { ReceiverError } from '../receiver/receiver-error.ts';
 
 /** One kept request, as its `<id>.json` says; its body is `<id>.body` beside it. */
@@ -58,6 +58,10 @@ async function* copiedTo(
   body: AsyncIterable<Uint8Array> | Uint8Array,
   onWritten: (bytes: number) => void,
 ): AsyncGenerator<Uint8Array> {
+  // The folder is made with the first request: a listen that received nothing leaves nothing.
+  await makeParentDirectory(path, modes).catch((error: unknown) => {
+    throw notKept(error);
+  });
   const handle = await open(path, 'wx', modes.file).catch((error: unknown) => {
     throw notKept(error);
   });
@@ -111,14 +115,13 @@ export class KeptRequests {
     this.#modes = modes;
   }
 
-  /** The folder made (with the directory mode) and cleared of what a killed process left. */
+  /** Kept requests to add to, the folder cleared of what a killed process left. */
   static create(
     out: string,
     limits: { maxRequests: number; maxBytes: number },
     modes: FileModes = fileModesOf({}),
   ): KeptRequests {
     const kept = new KeptRequests(out, limits, modes);
-    makeDirectorySync(kept.directory, modes);
     // Only what no live process writes any more: another may share the folder.
     void removeStaleTemporaryFiles(kept.directory, STALE_TEMPORARY_MS).catch(() => {});
     return kept;

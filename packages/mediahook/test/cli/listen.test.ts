@@ -344,7 +344,7 @@ describe('mediahook listen', () => {
     expect(result.body).toMatchObject({ error: { code: 'file_too_large' } });
     const names = (await readdir(out)).filter((name) => name !== '.mediahook');
     expect(names).toEqual(['.requests']);
-    expect(await readdir(join(out, '.requests'))).toEqual([]); // no raw copy kept either
+    expect(await readdir(join(out, '.requests'))).toEqual([]); // its raw copy went too
   });
 
   it('stops cleanly on SIGTERM', async () => {
