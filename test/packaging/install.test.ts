@@ -148,6 +148,20 @@ describe('npm install mediahook', () => {
     },
   );
 
+  it('sends a built-in sample with npx mediahook send --sample', { timeout: INSTALL }, async () => {
+    const project = await installedProject('receiver');
+    const work = await scratch();
+    await writeFile(join(project, 'app.mjs'), ESM_APP);
+    const out = join(work, 'received');
+    const { url, app } = await startApp(project, 'app.mjs', out);
+    const args = ['mediahook', 'send', url, '--family', 'A', '--sample', 'mp4', '--id', 'install-sample'];
+    const sent = await runIn(project, 'npx', args);
+    expect(sent, sent.stderr).toMatchObject({ code: 0 });
+    app.stdout!.setEncoding('utf8');
+    const [line] = (await once(app.stdout!, 'data')) as [string];
+    expect(JSON.parse(line)).toEqual({ id: 'install-sample', path: join(out, 'install-sample.mp4') });
+  });
+
   it.each(['serve', 'worker', 'keys', 'demo', 'doctor'])(
     'mediahook %s says it needs @mediahook/server and exits 2, --help included',
     { timeout: INSTALL },
@@ -180,7 +194,15 @@ describe('npm install mediahook @mediahook/server', () => {
     });
     // A key is stored in the service's SQLite database: the native module was built on install.
     const data = await scratch();
-    const created = await runIn(project, 'npx', ['mediahook-server', 'keys', 'create', '--data', data]);
+    const created = await runIn(project, 'npx', [
+      'mediahook-server',
+      'keys',
+      'create',
+      '--client',
+      'ci',
+      '--data',
+      data,
+    ]);
     expect(created, created.stderr).toMatchObject({ code: 0 });
     expect(created.stdout).toMatch(/mh_\S+/);
   });

@@ -22,7 +22,7 @@ import { sweepResults } from '../../packages/server/src/delivery/result-sweep.ts
 import { createApiServer } from '../../packages/server/src/service/api-http-server.ts';
 import { builtInGenerator } from '../../packages/server/src/service/generators/index.ts';
 import { createService } from '../../packages/server/src/service/service.ts';
-import { PostgresStore } from '../../packages/server/src/store/index.ts';
+import { ALL_CLIENTS, PostgresStore } from '../../packages/server/src/store/index.ts';
 import { S3_BUCKET, S3_CREDENTIALS, startS3Server } from '../../packages/server/test/blobs/s3-server.ts';
 import { freshSchema, POSTGRES_URL, sleep, tempDir, until } from './processes.ts';
 import { startTcpProxy, throughProxy } from './tcp-proxy.ts';
@@ -220,7 +220,7 @@ export async function runOutages(options: OutageOptions): Promise<OutageFigures>
 
     const settled = async () => {
       for (const id of accepted) {
-        if ((await observer.getOperation(id))?.callback.state !== 'delivered') return false;
+        if ((await observer.getOperation(ALL_CLIENTS, id))?.callback.state !== 'delivered') return false;
       }
       return true;
     };
@@ -228,7 +228,7 @@ export async function runOutages(options: OutageOptions): Promise<OutageFigures>
     const failed: string[] = [];
     const notDelivered: string[] = [];
     for (const id of accepted) {
-      const operation = await observer.getOperation(id);
+      const operation = await observer.getOperation(ALL_CLIENTS, id);
       if (operation?.state === 'failed') failed.push(id);
       if (operation?.callback.state !== 'delivered') {
         const callback = await observer.getCallback(id);
@@ -246,7 +246,8 @@ export async function runOutages(options: OutageOptions): Promise<OutageFigures>
     const swept = await sweepResults(observer, blobs, { now: Date.now() + 3_600_000 + 60_000 });
     const orphans: string[] = [];
     for await (const key of blobs.keys()) {
-      if ((await observer.getOperationRecord(idGenOfBlobKey(key)))?.result?.key !== key) orphans.push(key);
+      if ((await observer.getOperationRecord(ALL_CLIENTS, idGenOfBlobKey(key)))?.result?.key !== key)
+        orphans.push(key);
     }
     const leftovers = s3 ? await s3.partsStored() : await strayChunks(schema);
     return {

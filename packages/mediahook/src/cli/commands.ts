@@ -1,11 +1,12 @@
 import type { CommandEntry } from './command.ts';
 import { loadServerCommand, type ServerCommandName } from './server-commands.ts';
 
-const SUMMARIES: Record<ServerCommandName | 'listen' | 'send' | 'check', string> = {
+const SUMMARIES: Record<ServerCommandName | 'listen' | 'send' | 'check' | 'replay', string> = {
   serve: 'Run the generation service: API, generators, delivery, dashboard',
   worker: 'Run generation and delivery workers only (scale-out on PostgreSQL)',
   listen: 'Receive callbacks: validate, verify, store, print; inspector at /',
   send: 'Send one callback (a file or an error text) to a URL and print the answer',
+  replay: 'Send callbacks that listen kept to a URL again, byte-exact',
   check: 'Check that a receiver conforms: valid, repeated, malformed, badly signed callbacks',
   keys: 'Create API keys for the service',
   demo: 'Run the service and a receiver together, with three sample operations',
@@ -35,6 +36,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: 'send',
     summary: SUMMARIES.send,
     load: async () => (await import('./send.ts')).sendCommand,
+  },
+  {
+    name: 'replay',
+    summary: SUMMARIES.replay,
+    load: async () => (await import('./replay.ts')).replayCommand,
   },
   {
     name: 'check',

@@ -37,3 +37,4 @@ export { untilSignal } from './signals.ts';
 export { isTlsErrorCode } from './tls-error.ts';
 export { listenLineOf, type ListenRecord, listenRecordOf } from '../web/listen-record.ts';
 export { createListenServer, type ListenServer, type ListenServerOptions } from '../web/listen-server.ts';
+export type { ForwardRecord, ListenOutcome } from '../web/keeping-receiver.ts';

@@ -19,7 +19,7 @@ import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetu
 const USAGE = `Usage: mediahook serve [options]
 
 Runs the generation service: the API (/v1/operations), the generators, the delivery worker
-and the dashboard at /. Without API keys (mediahook keys create) it binds to loopback only.
+and the dashboard at /. Without API keys (mediahook keys create --client NAME) it binds to loopback only.
 
 Options:
   --port N                port (default 8080; 0 picks a free one)
@@ -71,7 +71,7 @@ export const serveCommand: Command = {
       await setup.store.close();
       await setup.blobs.close();
       io.stderr.write(
-        `mediahook serve: refusing to bind ${host} without an API key; create one with 'mediahook keys create'\n`,
+        `mediahook serve: refusing to bind ${host} without an API key; create one with 'mediahook keys create --client NAME --admin'\n`,
       );
       return 1;
     }

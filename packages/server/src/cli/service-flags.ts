@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { type BlobStore, type SsrfPolicy, validateSsrfPolicy } from '../delivery/index.ts';
 import type { Generator } from '../service/generators/index.ts';
 import { jsonLogger } from '../service/json-log.ts';
@@ -7,14 +7,14 @@ import { builtInGenerator, commandGenerator, limitConcurrency } from '../service
 import type { Store } from '../store/index.ts';
 import { parseDbLocation } from '../store/open-store.ts';
 import { checkBeforeStart, type StartPlan } from './start-checks.ts';
+import { type CliIo, durationFlag, parseDurationList, sizeFlag, UsageError } from 'mediahook/cli';
 import {
-  type CliIo,
-  durationFlag,
-  parseDurationList,
-  secretFlags,
-  sizeFlag,
-  UsageError,
-} from 'mediahook/cli';
+  defaultSecretsOf,
+  SECRET_FLAG_OPTIONS,
+  secretKeyOf,
+  storeLocationOf,
+  storeNamed,
+} from './secret-sources.ts';
 
 /** Flags `serve` and `worker` share. */
 export const SERVICE_FLAG_OPTIONS = {
@@ -23,7 +23,8 @@ export const SERVICE_FLAG_OPTIONS = {
   blobs: { type: 'string' },
   'allow-private-urls': { type: 'boolean' },
   'allow-url': { type: 'string', multiple: true },
-  secret: { type: 'string', multiple: true },
+  ...SECRET_FLAG_OPTIONS,
+  'secret-overlap': { type: 'string' },
   'retry-schedule': { type: 'string' },
   'generator-command': { type: 'string' },
   'generator-timeout': { type: 'string' },
@@ -33,14 +34,21 @@ export const SERVICE_FLAG_OPTIONS = {
   'fault-retry-for': { type: 'string' },
 } as const;
 
-export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLite file (default DATA/mediahook.sqlite) or PostgreSQL
+export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLite file (default DATA/mediahook.sqlite) or PostgreSQL;
+                          also MEDIAHOOK_DB (keeps a password out of ps), PG* variables
   --data DIR              result files and scratch space (default ./data)
   --blobs DIR|postgres|s3://BUCKET/PREFIX  where result files are kept (default DATA/results):
                           postgres (the --db database) or S3 let machines with no shared disk
                           deliver each other's results (S3: AWS_* variables, profiles, roles)
   --allow-private-urls    let callbacks go to loopback and private addresses (local work)
   --allow-url CIDR|HOST   let callbacks go to this address range or host (repeatable)
-  --secret whsec_…        sign callbacks (repeat to sign with several secrets, for rotation)
+  --secret whsec_…        client default's signing secret (repeat to sign with several, for
+                          rotation); better --secret-file FILE or MEDIAHOOK_SECRET (several
+                          space-separated), out of ps. Other clients' secrets are in the store
+  --secret-key TEXT       seal clients' secrets in the store (AES-256-GCM); also
+                          --secret-key-file FILE or MEDIAHOOK_SECRET_KEY
+  --secret-overlap DUR    how long a rotated client secret still signs beside the new one
+                          (default 24h)
   --retry-schedule LIST   delays between tries, as in 5s,5m,30m,2h,5h,10h,10h (the default)
   --generator-command CMD run this program to generate (operation as JSON on stdin), instead
                           of the built-in generators
@@ -61,6 +69,10 @@ interface ServiceFlags {
   'allow-private-urls'?: boolean;
   'allow-url'?: string[];
   secret?: string[];
+  'secret-file'?: string;
+  'secret-key'?: string;
+  'secret-key-file'?: string;
+  'secret-overlap'?: string;
   'retry-schedule'?: string;
   'generator-command'?: string;
   'generator-timeout'?: string;
@@ -77,6 +89,8 @@ interface ServiceSetup {
   generator: Generator;
   ssrf: SsrfPolicy;
   secrets: string[];
+  secretKey: string | undefined;
+  secretOverlapMs: number | undefined;
   retrySchedule: number[] | undefined;
   concurrency: number;
   leaseMs: number | undefined;
@@ -88,13 +102,15 @@ interface ServiceSetup {
  * `sqlite:`, `postgres://` and `postgresql://` is a usage error.
  */
 export function dbFlag(value: string | undefined, dataDir: string): { db: string; given: boolean } {
-  if (value === undefined) return { db: join(dataDir, 'mediahook.sqlite'), given: false };
+  const db = storeLocationOf(value, dataDir);
+  const given = storeNamed(value);
+  if (!given) return { db, given };
   try {
-    parseDbLocation(value);
+    parseDbLocation(db);
   } catch (error) {
-    throw new UsageError(`--db: ${(error as Error).message}`);
+    throw new UsageError(`${value === undefined ? 'MEDIAHOOK_DB' : '--db'}: ${(error as Error).message}`);
   }
-  return { db: value, given: true };
+  return { db, given };
 }
 
 /**
@@ -115,7 +131,11 @@ export function servicePlan(
 ): { checks: StartPlan; setup: Omit<ServiceSetup, 'store' | 'blobs'> } {
   const dataDir = resolve(values.data ?? 'data');
   const { db, given } = dbFlag(values.db, dataDir);
-  const secrets = secretFlags(values.secret);
+  const secrets = defaultSecretsOf(values);
+  const secretKey = secretKeyOf(values);
+  const secretOverlapMs = durationFlag('--secret-overlap', values['secret-overlap'], undefined, {
+    min: 1000,
+  });
   let retrySchedule: number[] | undefined;
   if (values['retry-schedule'] !== undefined) {
     try {
@@ -162,6 +182,8 @@ export function servicePlan(
       generator: limitConcurrency(generator, concurrency),
       ssrf: { allowPrivate: values['allow-private-urls'] === true, allow: values['allow-url'] ?? [] },
       secrets,
+      secretKey,
+      secretOverlapMs,
       retrySchedule,
       concurrency,
       leaseMs,
@@ -178,6 +200,8 @@ export function serviceOptionsOf(setup: ServiceSetup): ServiceOptions {
     blobs: setup.blobs,
     generator: setup.generator,
     secrets: setup.secrets,
+    secretKey: setup.secretKey,
+    secretOverlapMs: setup.secretOverlapMs,
     ssrf: setup.ssrf,
     retrySchedule: setup.retrySchedule,
     generationConcurrency: setup.concurrency,

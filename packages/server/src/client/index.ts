@@ -16,14 +16,18 @@
  */
 export { MediahookApiError } from './api-error.ts';
 export type {
+  ApiKey,
   Attempt,
   CallbackState,
   CircuitState,
+  CreatedKey,
+  CreateKey,
   CreateOperation,
   Endpoint,
   EndpointHealth,
   EndpointHealthList,
   Family,
+  KeyList,
   ListOperationsQuery,
   Operation,
   OperationKind,
@@ -33,6 +37,7 @@ export type {
   Stats,
   StatsBucket,
   StatsWindow,
+  WebhookSecret,
 } from './api-types.ts';
 export {
   type ClientOptions,

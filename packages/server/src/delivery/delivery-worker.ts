@@ -23,7 +23,7 @@ import {
 } from '../faults/dependency-fault.ts';
 import type { BlobStore } from './blobs/index.ts';
 import { type AttemptResult, CANCELLED, type CallbackSender } from './callback-sender.ts';
-import { outgoingCallbackOf, refusedAttempt, watchedResultOf } from './outgoing-callback.ts';
+import { outgoingCallbackOf, unsentAttempt, watchedResultOf } from './outgoing-callback.ts';
 import { DEFAULT_LEASE_MS, renewLeaseWhileSending } from './lease-renewal.ts';
 import { HeldLeases } from './held-leases.ts';
 import { ResultBuffers } from './result-buffers.ts';
@@ -40,11 +40,27 @@ const MIN_BLOCKED_POLL_MS = 50;
  */
 const MAX_RECORD_TRIES = 5;
 
+/** The error of an attempt not sent because its client's secret could not be read. */
+const SIGNING_UNAVAILABLE = 'signing_unavailable';
+
+/** What a delivery held up by a fault could not read, and the error its attempt gives up with. */
+interface DeliveryFault {
+  what: string;
+  code: string;
+}
+const RESULT_FAULT: DeliveryFault = { what: 'the result file', code: 'result_unavailable' };
+const SIGNING_FAULT: DeliveryFault = { what: "the client's signing secret", code: SIGNING_UNAVAILABLE };
+
 export interface DeliveryWorkerOptions {
   /** The outbox it drains, the wake-ups and due times it waits on, and (to sweep) the operations. */
   store: OutboxStore & WorkStore & Pick<OperationStore, 'getOperationRecord'>;
   blobs: BlobStore;
   sender: CallbackSender;
+  /**
+   * The secrets that sign a callback of `client`'s operation, in the order of their signatures;
+   * absent: the sender's own.
+   */
+  signingSecrets?: ((client: string) => Promise<readonly string[]>) | undefined;
   /** Unique per process; leases are held in its name. */
   workerId?: string | undefined;
   /** Callbacks in flight at once (16). */
@@ -342,12 +358,17 @@ export class DeliveryWorker {
   }
 
   /**
-   * Sends one claimed callback and queues its attempt for the next round to record. A result
-   * that cannot be read now (the blob store is down) is a fault of the service's own, not the
-   * receiver's: the callback is given back unsent, with no attempt counted (see `#defer`).
+   * Sends one claimed callback and queues its attempt for the next round to record. A result or
+   * a client's secret that cannot be read now (the blob store or the database is down) is a
+   * fault of the service's own, not the receiver's: the callback is given back unsent, with no
+   * attempt counted (see `#defer`).
    */
   async #deliver({ callback, operation }: ClaimedCallback): Promise<void> {
     const { blobs, sender } = this.#options;
+    const secrets = await this.#options.signingSecrets?.(operation.client).catch((error: unknown) => error);
+    if (secrets instanceof Error && isDependencyFault(secrets)) {
+      return this.#defer(callback, operation, secrets, SIGNING_FAULT);
+    }
     let file: FileSource | null = null;
     let unreadable: () => unknown = () => null;
     if (operation.state === 'succeeded' && operation.result) {
@@ -356,10 +377,10 @@ export class DeliveryWorker {
           this.#buffers.take(callback.endpoint_key, size),
         ));
       } catch (error) {
-        return this.#defer(callback, operation, error);
+        return this.#defer(callback, operation, error, RESULT_FAULT);
       }
       if (file === null) {
-        const attempt = refusedAttempt('result_missing: the result file is no longer kept');
+        const attempt = unsentAttempt('result_missing: the result file is no longer kept', 'refused');
         this.#finish(callback, attempt, { state: 'dead' }, null, operation);
         return;
       }
@@ -376,24 +397,33 @@ export class DeliveryWorker {
     });
     let attempt: AttemptResult;
     try {
-      attempt = await sender.send(
-        operation.webhook_url,
-        outgoingCallbackOf(operation, file),
-        AbortSignal.any([cancel, lost.signal]),
-      );
+      attempt =
+        secrets instanceof Error
+          ? unsentAttempt(`${SIGNING_UNAVAILABLE}: ${secrets.message}`, 'retry')
+          : await sender.send(
+              operation.webhook_url,
+              outgoingCallbackOf(operation, file),
+              AbortSignal.any([cancel, lost.signal]),
+              secrets as readonly string[] | undefined,
+            );
     } finally {
       clearInterval(renewal);
       if (file instanceof Uint8Array) this.#buffers.give(callback.endpoint_key, file);
     }
-    if (unreadable() !== null) return this.#defer(callback, operation, unreadable());
+    if (unreadable() !== null) return this.#defer(callback, operation, unreadable(), RESULT_FAULT);
     if (cancel.aborted && attempt.error?.startsWith(CANCELLED)) {
       // Ended by stop(), not by the receiver: no mark against it, and due again at once.
       const next = { state: 'retrying', next_attempt_at: Date.now(), advances_schedule: false } as const;
       this.#finish(callback, attempt, next, null, operation);
       return;
     }
+    // Not sent for want of a secret: no mark against the receiver either.
     const circuit =
-      attempt.verdict === 'refused' ? null : attempt.verdict === 'retry' ? 'failed' : 'answered';
+      attempt.verdict === 'refused' || attempt.error?.startsWith(SIGNING_UNAVAILABLE)
+        ? null
+        : attempt.verdict === 'retry'
+          ? 'failed'
+          : 'answered';
     const policy = this.#options.retry ?? DEFAULT_RETRY_POLICY;
     this.#finish(
       callback,
@@ -410,14 +440,19 @@ export class DeliveryWorker {
    * `faultRetryForMs` the callback is given up (`dead`, an attempt saying why). If the store
    * cannot take it back either, the lease runs out and the callback is claimed again.
    */
-  async #defer(callback: CallbackRecord, operation: OperationRecord, error: unknown): Promise<void> {
+  async #defer(
+    callback: CallbackRecord,
+    operation: OperationRecord,
+    error: unknown,
+    fault: DeliveryFault,
+  ): Promise<void> {
     this.#options.onError?.(error);
     const code = (error as { code?: unknown; name?: unknown }).code ?? (error as { name?: unknown }).name;
-    const message = `the result file cannot be read now${typeof code === 'string' ? ` (${code})` : ''}`;
+    const message = `${fault.what} cannot be read now${typeof code === 'string' ? ` (${code})` : ''}`;
     const retryFor = this.#options.faultRetryForMs ?? DEFAULT_FAULT_RETRY_FOR_MS;
     const next = nextFaultTry(operation.fault?.since ?? null, Date.now(), retryFor, message);
     if (next === null) {
-      const attempt = refusedAttempt(`result_unavailable: ${unavailableFailure(message)}`);
+      const attempt = unsentAttempt(`${fault.code}: ${unavailableFailure(message)}`, 'refused');
       this.#finish(callback, attempt, { state: 'dead' }, null, operation);
       return;
     }

@@ -91,8 +91,8 @@ export async function watchedResultOf(
   };
 }
 
-/** An attempt the service refused to make: nothing reached the receiver. */
-export function refusedAttempt(error: string): AttemptResult {
+/** An attempt that ends before anything is sent: refused for good, or to be tried again. */
+export function unsentAttempt(error: string, verdict: 'refused' | 'retry'): AttemptResult {
   return {
     at: new Date().toISOString(),
     duration_ms: 0,
@@ -101,7 +101,7 @@ export function refusedAttempt(error: string): AttemptResult {
     response_head: null,
     request_headers: null,
     response_headers: null,
-    verdict: 'refused',
+    verdict,
     retry_after_ms: null,
   };
 }

@@ -4,7 +4,7 @@
  * writer died between keeping it and recording it) and an unfinished multipart upload are
  * removed once they are an hour old, when no writer can still be at work on them.
  */
-import { FINAL_CALLBACK_STATES, type OutboxStore, type OperationStore } from '../store/index.ts';
+import { ALL_CLIENTS, FINAL_CALLBACK_STATES, type OutboxStore, type OperationStore } from '../store/index.ts';
 import { type BlobStore, idGenOfBlobKey } from './blobs/index.ts';
 
 /** How old a file no operation owns, or an unfinished upload, must be before it is removed. */
@@ -47,7 +47,7 @@ export async function sweepResults(
   return removed;
 
   async function needed(key: string): Promise<boolean> {
-    const operation = await store.getOperationRecord(idGenOfBlobKey(key));
+    const operation = await store.getOperationRecord(ALL_CLIENTS, idGenOfBlobKey(key));
     // Being written: a generation keeps its file under the operation's own key, then finishes.
     const writing = operation && (operation.state === 'queued' || operation.state === 'running');
     if (operation?.result?.key !== key && !writing) {

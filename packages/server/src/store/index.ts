@@ -4,6 +4,19 @@
  */
 
 export { DEFAULT_CIRCUIT_POLICY, nextCircuit } from './circuit.ts';
+export {
+  ALL_CLIENTS,
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  CLIENT_NAME,
+  type ClientScope,
+  type ClientSecretRecord,
+  type ClientSecretStore,
+  DEFAULT_CLIENT,
+  type IdempotencyClaim,
+  type IdempotencyStore,
+  type NewApiKey,
+} from './client-store.ts';
 export { endpointKeyOf } from './endpoint-key.ts';
 export { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, MIGRATIONS, migrateToLatest } from './migrations.ts';
 export { openStore } from './open-store.ts';
@@ -22,6 +35,8 @@ export {
   type CallbackState,
   CIRCUIT_STATES,
   type CircuitState,
+  KEY_ROLES,
+  type KeyRole,
   FINAL_CALLBACK_STATES,
   OPERATION_KINDS,
   OPERATION_STATES,
@@ -32,8 +47,6 @@ export {
 export { SqlStore, type StoreOptions } from './sql-store.ts';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
 export type {
-  ApiKeyRecord,
-  ApiKeyStore,
   AttemptInput,
   AttemptRecord,
   CallbackRecord,

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, closedPort, runToExit } from '../../../mediahook/test/cli/helpers.ts';
 import { S3_BUCKET, type S3Server, startS3Server } from '../blobs/s3-server.ts';
+import { freshSchema } from '../../../../test/support/processes.ts';
 
 /** The limit the checks must keep: a command that cannot start says so within it. */
 const START_LIMIT_MS = 15_000;
@@ -147,7 +148,7 @@ describe('--db', () => {
         ['serve', '--db', db, '--port', '0'],
         ['worker', '--db', db],
         ['doctor', '--db', db],
-        ['keys', 'create', '--db', db],
+        ['keys', 'create', '--client', 'ops', '--db', db],
       ].map((args) => run(args, { cwd })),
     );
     for (const ran of runs) {
@@ -164,10 +165,16 @@ describe('--db', () => {
     expect(plain.stdout).toContain(`sqlite ${join(cwd, 'new-data', 'mediahook.sqlite')}, migrated`);
     const prefixed = await run(['doctor', '--data', 'new-data', '--db', 'sqlite:other.sqlite'], { cwd });
     expect(prefixed.stdout).toContain(`sqlite ${join(cwd, 'other.sqlite')}, migrated`);
-    const postgres = POSTGRES.replace(/^postgres:/, 'postgresql:');
-    const remote = await run(['doctor', '--data', 'new-data', '--db', postgres], { cwd });
-    expect(remote.code, remote.stdout).toBe(0);
-    expect(remote.stdout).toMatch(/^ok {4}database {3}postgres postgresql:\/\/.*, migrated$/m);
+    // A schema of its own: the shared database's public schema belongs to no test.
+    const schema = freshSchema('doctor_test', POSTGRES);
+    try {
+      const postgres = `${POSTGRES.replace(/^postgres:/, 'postgresql:')}?schema=${schema.schema}`;
+      const remote = await run(['doctor', '--data', 'new-data', '--db', postgres], { cwd });
+      expect(remote.code, remote.stdout).toBe(0);
+      expect(remote.stdout).toMatch(/^ok {4}database {3}postgres postgresql:\/\/.*, migrated$/m);
+    } finally {
+      await schema.drop();
+    }
   });
 });
 

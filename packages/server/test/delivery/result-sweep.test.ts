@@ -52,6 +52,7 @@ describe.each(storeKinds.flatMap((store) => blobKinds.map((blobs) => ({ store, b
       const generating = randomUUID();
       await store.createOperation({
         id_gen: generating,
+        client: 'default',
         kind: 'image',
         family: 'A',
         webhook_url: 'http://127.0.0.1:9/hook',

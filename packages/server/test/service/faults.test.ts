@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { CallbackSender, DeliveryWorker, S3BlobStore } from '../../src/delivery/index.ts';
 import { GenerationWorker } from '../../src/service/generation-worker.ts';
 import { builtInGenerator, commandGenerator, type Generator } from '../../src/service/generators/index.ts';
-import type { OperationResource, Store } from '../../src/store/index.ts';
+import { ALL_CLIENTS, type OperationResource, type Store } from '../../src/store/index.ts';
 import { until } from '../../../../test/support/processes.ts';
 import { S3_BUCKET, S3_CREDENTIALS, type S3Server, startS3Server } from '../blobs/s3-server.ts';
 import {
@@ -105,6 +105,7 @@ describe.each(backends)('faults with the store on $name', (kind) => {
     const id = randomUUID();
     await store.createOperation({
       id_gen: id,
+      client: 'default',
       kind: 'image',
       family: 'A',
       webhook_url: `${receiving.url}/hook`,
@@ -117,7 +118,7 @@ describe.each(backends)('faults with the store on $name', (kind) => {
     let last: OperationResource | undefined;
     const ok = await until(
       async () => {
-        last = await store.getOperation(id);
+        last = await store.getOperation(ALL_CLIENTS, id);
         return last !== undefined && check(last);
       },
       20_000,

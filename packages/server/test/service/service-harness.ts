@@ -13,7 +13,7 @@ import { createApiServer } from '../../src/service/api-http-server.ts';
 import { builtInGenerator, type Generator } from '../../src/service/generators/index.ts';
 import { type Logger, silentLogger } from '../../src/service/json-log.ts';
 import { createService, type Service } from '../../src/service/service.ts';
-import { type OperationResource, openStore, type Store } from '../../src/store/index.ts';
+import { ALL_CLIENTS, type OperationResource, openStore, type Store } from '../../src/store/index.ts';
 import { BIN } from '../../../mediahook/test/cli/helpers.ts';
 import { listen } from '../../../mediahook/test/web/listen-harness.ts';
 
@@ -64,6 +64,8 @@ export async function startService(
     blobs?: BlobStore;
     faultRetryForMs?: number;
     uploadGuards?: BodyGuardOptions;
+    secretOverlapMs?: number;
+    secretKey?: string;
   } = {},
 ): Promise<RunningService> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
@@ -83,6 +85,8 @@ export async function startService(
     blobs: options.blobs,
     faultRetryForMs: options.faultRetryForMs,
     uploadGuards: options.uploadGuards,
+    secretOverlapMs: options.secretOverlapMs,
+    secretKey: options.secretKey,
     log: options.log ?? silentLogger,
   });
   await service.start();
@@ -137,7 +141,7 @@ export async function waitForCallback(
 ): Promise<OperationResource> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const operation = await run.store.getOperation(id);
+    const operation = await run.store.getOperation(ALL_CLIENTS, id);
     if (operation && states.includes(operation.callback.state)) return operation;
     if (Date.now() > deadline)
       throw new Error(`callback of ${id} is ${operation?.callback.state}, not ${states}`);

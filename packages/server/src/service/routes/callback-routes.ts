@@ -6,12 +6,12 @@ import { sendJson } from '../api-exchange.ts';
 import type { RouteHandler } from './route.ts';
 
 export const submitCallback: RouteHandler = async (
-  { req, res },
+  { req, res, caller },
   { store, blobs, log, maxSubmittedFileBytes, ssrf, uploadGuards },
 ) => {
   const body = guardedUpload(req, { maxFileBytes: maxSubmittedFileBytes, guards: uploadGuards });
   const { created, operation } = await readMultipartSubmission(req, body, (input) =>
-    submit(store, blobs, input, { maxFileBytes: maxSubmittedFileBytes, ssrf }),
+    submit(store, blobs, input, { maxFileBytes: maxSubmittedFileBytes, ssrf, client: caller.client }),
   );
   if (created) log('info', 'callback_submitted', { id_gen: operation.id_gen, state: operation.state });
   sendJson(res, created ? 202 : 200, operation);

@@ -7,7 +7,13 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { DEFAULT_LIMITS, FAMILIES, type Family, parseTimeGen, ProtocolError } from 'mediahook/protocol';
 import { BLOB_ID, type BlobBytes, type BlobStore, type SsrfPolicy } from '../../delivery/index.ts';
-import type { OperationRecord, OperationResource, SubmittedOperation } from '../../store/index.ts';
+import {
+  type ClientScope,
+  DEFAULT_CLIENT,
+  type OperationRecord,
+  type OperationResource,
+  type SubmittedOperation,
+} from '../../store/index.ts';
 import { webhookUrlProblem, webhookUrlRefusal } from '../request-validation.ts';
 import { takeFileIn, type TakenFile } from './file-intake.ts';
 import { SubmissionError } from './submission-error.ts';
@@ -31,8 +37,8 @@ export interface CallbackInput {
 
 /** What the store needs to record hand-ins. */
 interface SubmissionStore {
-  getOperationRecord(idGen: string): Promise<OperationRecord | undefined>;
-  getOperation(idGen: string): Promise<OperationResource | undefined>;
+  getOperationRecord(scope: ClientScope, idGen: string): Promise<OperationRecord | undefined>;
+  getOperation(scope: ClientScope, idGen: string): Promise<OperationResource | undefined>;
   submitOperation(operation: SubmittedOperation): Promise<void>;
 }
 
@@ -44,6 +50,11 @@ export interface SubmitOptions {
    * (`webhook_url_not_allowed`). Without one, the URL is guarded at delivery only.
    */
   ssrf?: SsrfPolicy | undefined;
+  /**
+   * The client handing it in (`default`): its secret signs the callback, and an `id_gen` of
+   * another client's is a `conflict` that shows nothing of it.
+   */
+  client?: string | undefined;
 }
 
 /** `created`: a new operation (HTTP 202); else the same hand-in again (HTTP 200). */
@@ -57,6 +68,8 @@ export interface SubmitResult {
  * parts (an absent part staying absent) and the same file bytes answers the existing
  * operation; with anything different it is a `conflict`. Bad input throws a `SubmissionError`
  * (`invalid`, `conflict`) or the protocol's `ProtocolError` (`media_mismatch`, `file_too_large`).
+ * Repeats are looked for among the client's own operations only: another client's `id_gen`
+ * is a `conflict` that says nothing more.
  *
  * @example
  * const { operation } = await submitCallback(store, service.blobs, {
@@ -73,7 +86,8 @@ export async function submitCallback(
   const fields = checkFields(input);
   const refusal = options.ssrf && webhookUrlRefusal(fields.webhook_url, options.ssrf);
   if (refusal) throw new SubmissionError('webhook_url_not_allowed', refusal);
-  const existing = await store.getOperationRecord(fields.id_gen);
+  const client = options.client ?? DEFAULT_CLIENT;
+  const existing = await store.getOperationRecord(client, fields.id_gen);
   let file: TakenFile | null = null;
   if (input.result !== undefined) {
     const bytes = typeof input.result === 'string' ? createReadStream(input.result) : input.result;
@@ -86,11 +100,12 @@ export async function submitCallback(
     });
   }
   const fingerprint = fingerprintOf(fields, file);
-  if (existing) return sameAgain(store, existing, fingerprint);
+  if (existing) return sameAgain(store, client, existing, fingerprint);
   const finishedAt = fields.time_gen === null ? Date.now() : parseTimeGen(fields.time_gen)!.getTime();
   try {
     await store.submitOperation({
       id_gen: fields.id_gen,
+      client,
       family: fields.family,
       webhook_url: fields.webhook_url,
       status_text: fields.status,
@@ -104,17 +119,18 @@ export async function submitCallback(
     });
   } catch (error) {
     // Recorded after all? By a hand-in of the same id at once (`conflict`), or by this one when
-    // the answer was lost with the connection. Null: the store cannot say now.
-    const now = await store.getOperationRecord(fields.id_gen).catch(() => null);
+    // the answer was lost with the connection; another client's id shows as none (`conflict`
+    // stands). Null: the store cannot say now.
+    const now = await store.getOperationRecord(client, fields.id_gen).catch(() => null);
     const ours = file?.key != null && now?.result?.key === file.key;
     // Nothing half-stored: a file no operation owns goes; one the store cannot vouch for now is
     // left to the retention sweep, which removes it once it is an hour old and still unowned.
     if (file?.key && now !== null && !ours) await blobs.remove(file.key).catch(() => {});
-    if (ours) return { created: true, operation: (await store.getOperation(fields.id_gen))! };
-    if (now) return sameAgain(store, now, fingerprint);
+    if (ours) return { created: true, operation: (await store.getOperation(client, fields.id_gen))! };
+    if (now) return sameAgain(store, client, now, fingerprint);
     throw error;
   }
-  return { created: true, operation: (await store.getOperation(fields.id_gen))! };
+  return { created: true, operation: (await store.getOperation(client, fields.id_gen))! };
 }
 
 interface CheckedFields {
@@ -179,6 +195,7 @@ function fingerprintOf(fields: CheckedFields, file: TakenFile | null): string {
 
 async function sameAgain(
   store: SubmissionStore,
+  client: string,
   existing: OperationRecord,
   fingerprint: string,
 ): Promise<SubmitResult> {
@@ -188,5 +205,5 @@ async function sameAgain(
       `operation ${existing.id_gen} was handed in before with other content`,
     );
   }
-  return { created: false, operation: (await store.getOperation(existing.id_gen))! };
+  return { created: false, operation: (await store.getOperation(client, existing.id_gen))! };
 }
