@@ -15,7 +15,20 @@ import { POSTGRES_URL, probePostgres } from '../store/backends.ts';
 import { listen, type RunningService, SECRET, startService, waitForCallback } from './service-harness.ts';
 
 const problem = await probePostgres();
-const METADATA = 'http://169.254.169.254/hook';
+
+/** A receiver that answers every callback 500: with the harness's short schedule, it ends dead. */
+async function failingReceiver() {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(500).end());
+  });
+  const url = await listen(server);
+  return {
+    url,
+    key: new URL(url).host,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 /** A receiver that keeps every request's headers and bytes and answers 200. */
 async function capturingReceiver() {
@@ -64,6 +77,7 @@ const backends = [
 describe.each(backends)('clients on $name', ({ name, skip }) => {
   let run: RunningService;
   let receiver: Awaited<ReturnType<typeof capturingReceiver>>;
+  let failing: Awaited<ReturnType<typeof failingReceiver>>;
   let dropSchema: (() => Promise<void>) | undefined;
   const auth: Record<'admin' | 'a' | 'b', Record<string, string>> = { admin: {}, a: {}, b: {} };
   const op = (webhook_url: string) => ({ kind: 'image', family: 'A', prompt: 'p', webhook_url });
@@ -82,6 +96,7 @@ describe.each(backends)('clients on $name', ({ name, skip }) => {
       secretKey: randomBytes(32).toString('base64'),
     });
     receiver = await capturingReceiver();
+    failing = await failingReceiver();
     const { created } = await createApiKey(run.store, { client: 'default', role: 'admin' });
     auth.admin = { authorization: `Bearer ${created.key}` };
     for (const client of ['a', 'b'] as const) {
@@ -93,6 +108,7 @@ describe.each(backends)('clients on $name', ({ name, skip }) => {
   afterAll(async () => {
     await run?.stop();
     await receiver?.close();
+    await failing?.close();
     await dropSchema?.();
   });
 
@@ -101,8 +117,8 @@ describe.each(backends)('clients on $name', ({ name, skip }) => {
     expect([created.status, created.body.client]).toEqual([202, 'a']);
     const id = created.body.id_gen as string;
     await waitForCallback(run, id, ['delivered']);
-    // A callback to the metadata address is refused unsent and ends dead: something to recover.
-    const dead = (await run.post('/v1/operations', op(METADATA), auth.a)).body.id_gen as string;
+    // A callback its receiver keeps failing ends dead: something to recover.
+    const dead = (await run.post('/v1/operations', op(`${failing.url}/hook`), auth.a)).body.id_gen as string;
     await waitForCallback(run, dead, ['dead']);
 
     expect((await run.get(`/v1/operations/${id}`, auth.a)).status).toBe(200);
@@ -116,15 +132,15 @@ describe.each(backends)('clients on $name', ({ name, skip }) => {
     }
     expect((await run.get('/v1/operations', auth.b)).body.operations).toEqual([]);
     expect((await run.get('/v1/endpoints', auth.b)).body.endpoints).toEqual([]);
-    expect((await run.get('/v1/endpoints/169.254.169.254:80', auth.b)).status).toBe(404);
-    expect((await run.get('/v1/endpoints/169.254.169.254:80', auth.a)).status).toBe(200);
+    expect((await run.get(`/v1/endpoints/${failing.key}`, auth.b)).status).toBe(404);
+    expect((await run.get(`/v1/endpoints/${failing.key}`, auth.a)).status).toBe(200);
     const stats = (await run.get('/v1/stats', auth.b)).body.buckets as {
       delivered: number;
       failed: number;
     }[];
     expect(stats.every((b) => b.delivered === 0 && b.failed === 0)).toBe(true);
     const since = { since: '2020-01-01T00:00:00Z' };
-    expect((await run.post('/v1/endpoints/169.254.169.254:80/recover', since, auth.b)).body).toEqual({
+    expect((await run.post(`/v1/endpoints/${failing.key}/recover`, since, auth.b)).body).toEqual({
       requeued: 0,
     });
     expect((await run.store.getOperation(ALL_CLIENTS, dead))?.callback.state).toBe('dead');
@@ -141,13 +157,13 @@ describe.each(backends)('clients on $name', ({ name, skip }) => {
     // A sees its own; an admin sees everyone's, with the client named.
     expect(
       (await run.get('/v1/endpoints', auth.a)).body.endpoints.map((e: { key: string }) => e.key),
-    ).toContain('169.254.169.254:80');
+    ).toContain(failing.key);
     const all = (await run.get('/v1/operations', auth.admin)).body.operations as {
       id_gen: string;
       client: string;
     }[];
     expect(all.find((o) => o.id_gen === id)?.client).toBe('a');
-    expect((await run.post('/v1/endpoints/169.254.169.254:80/recover', since, auth.a)).body).toEqual({
+    expect((await run.post(`/v1/endpoints/${failing.key}/recover`, since, auth.a)).body).toEqual({
       requeued: 1,
     });
   });
@@ -195,7 +211,7 @@ describe.each(backends)('clients on $name', ({ name, skip }) => {
 
   it.skipIf(skip)('answers one Idempotency-Key once, however many ask at once', async () => {
     const headers = { ...auth.a, 'idempotency-key': `create-${name}-${randomBytes(4).toString('hex')}` };
-    const body = op(`${METADATA}/idem`);
+    const body = op(`${failing.url}/idem`);
     const before = (await run.store.listOperations('a', { limit: 500 })).length;
     const answers = await Promise.all(
       Array.from({ length: 20 }, () => run.post('/v1/operations', body, headers)),
