@@ -3,7 +3,8 @@
  * operation waits, shows its fault and is delivered once after; a callback whose result cannot
  * be read is given back unsent, with no attempt counted; only a fault outlasting
  * `faultRetryForMs`, or the generator's verdict, fails an operation. The API answers 503 with
- * Retry-After while what a request needs is down, and keeps nothing half-stored.
+ * Retry-After while what a request needs is down, and keeps nothing half-stored. A client's
+ * signing secret that the database cannot give now holds its callback up the same way.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,12 +15,15 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { CallbackSender, DeliveryWorker, S3BlobStore } from '../../src/delivery/index.ts';
 import { GenerationWorker } from '../../src/service/generation-worker.ts';
 import { builtInGenerator, commandGenerator, type Generator } from '../../src/service/generators/index.ts';
-import { ALL_CLIENTS, type OperationResource, type Store } from '../../src/store/index.ts';
-import { until } from '../../../../test/support/processes.ts';
+import { ClientSecrets } from '../../src/service/clients/client-secrets.ts';
+import { ALL_CLIENTS, type OperationResource, PostgresStore, type Store } from '../../src/store/index.ts';
+import { freshSchema, until } from '../../../../test/support/processes.ts';
+import { startTcpProxy, throughProxy } from '../../../../test/support/tcp-proxy.ts';
 import { S3_BUCKET, S3_CREDENTIALS, type S3Server, startS3Server } from '../blobs/s3-server.ts';
 import {
   type Backend,
   type BackendKind,
+  POSTGRES_URL,
   postgresBackend,
   probePostgres,
   sqliteBackend,
@@ -234,5 +238,78 @@ describe('the API while the blob store is down', () => {
     const keys: string[] = [];
     for await (const key of blobs.keys()) keys.push(key);
     expect(keys).toEqual([]);
+  });
+});
+
+describe.skipIf(problem !== undefined)("a client's signing secret that cannot be read now", () => {
+  const schema = freshSchema('faults_signing');
+  let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
+  let store: PostgresStore;
+  let secretStore: PostgresStore;
+  let blobs: S3BlobStore;
+  let acme: TempReceiving;
+  let worker: DeliveryWorker;
+  let sender: CallbackSender;
+
+  beforeAll(async () => {
+    const postgres = new URL(POSTGRES_URL);
+    proxy = await startTcpProxy({ host: postgres.hostname, port: Number(postgres.port || 5432) });
+    store = new PostgresStore({ connectionString: POSTGRES_URL, schema: schema.schema });
+    await store.migrate();
+    // The secrets are read over a connection of their own, through a proxy that can be cut.
+    secretStore = new PostgresStore({
+      connectionString: throughProxy(POSTGRES_URL, proxy),
+      schema: schema.schema,
+    });
+    blobs = await openS3();
+  });
+  afterAll(async () => {
+    proxy?.up();
+    await worker?.stop();
+    await sender?.close();
+    await acme?.close();
+    await blobs?.close();
+    await secretStore?.close();
+    await store?.close();
+    await proxy?.close();
+    await schema.drop();
+  });
+
+  it('gives the callback back unsent and uncounted, then signs it with the secret once read', async () => {
+    const secrets = new ClientSecrets({ store: secretStore, cacheMs: 0 });
+    acme = await startTempReceiving(await secrets.secretOf('acme'));
+    const id = randomUUID();
+    await store.submitOperation({
+      id_gen: id,
+      client: 'acme',
+      family: 'A',
+      webhook_url: `${acme.url}/hook`,
+      status_text: null,
+      time_gen: null,
+      finished_at: Date.now(),
+      submission_sha256: '0'.repeat(64),
+      outcome: { state: 'failed', message: 'no picture today' },
+    });
+    proxy.down();
+    sender = new CallbackSender({ ssrf: { allowPrivate: true } });
+    worker = new DeliveryWorker({ store, blobs, sender, signingSecrets: (c) => secrets.signingSecrets(c) });
+    await worker.start();
+    const operation = () => store.getOperation(ALL_CLIENTS, id);
+    expect(await until(async () => Boolean((await operation())?.fault), 20_000, 50)).toBe(true);
+    const held = (await operation())!;
+    expect(held.callback.state).toBe('retrying');
+    expect(held.callback.attempts).toEqual([]);
+    expect(held.fault!.message).toMatch(/signing secret cannot be read now/);
+    expect((await store.getCallback(id))!.round_attempt_count).toBe(0);
+    proxy.up();
+    expect(await until(async () => (await operation())?.callback.state === 'delivered', 20_000, 50)).toBe(
+      true,
+    );
+    const done = (await operation())!;
+    expect(done.fault).toBeNull();
+    expect(done.callback.attempts).toHaveLength(1);
+    expect(acme.outcomes.filter((o) => o.verdict === 'accepted' && o.callback?.id_gen === id)).toHaveLength(
+      1,
+    );
   });
 });
