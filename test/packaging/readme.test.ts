@@ -9,6 +9,7 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
 import { copyFile, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -95,7 +96,26 @@ class Reader {
 
   /** The text with the README's ports swapped for this run's. */
   swapPorts(text: string): string {
-    return text.replace(/\b(8080|9000)\b/g, (port) => String(this.ports[port]));
+    return text.replace(/\b(8080|9000|3000)\b/g, (port) => String(this.ports[port]));
+  }
+
+  /** The user's own app, where `listen --forward-to` passes callbacks on: the bodies it got. */
+  app: { server: Server; bodies: Buffer[] } | undefined;
+
+  /** Starts the app the text forwards to: it answers every POST 200 and keeps its body. */
+  async startApp(): Promise<void> {
+    const bodies: Buffer[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks));
+        res.end('{}');
+      });
+    });
+    server.listen(this.ports['3000'], '127.0.0.1');
+    await once(server, 'listening');
+    this.app = { server, bodies };
   }
 
   /** Runs a command to its end through the shell, as typed. */
@@ -129,6 +149,10 @@ class Reader {
 
   /** Ctrl-C to everything still running: a user moving on to the next section. */
   async stopAll(): Promise<void> {
+    if (this.app) {
+      this.app.server.close();
+      this.app = undefined;
+    }
     for (const { child } of this.background.splice(0)) {
       if (child.exitCode !== null || child.signalCode !== null) continue;
       const exited = once(child, 'exit');
@@ -188,6 +212,8 @@ async function runCommand(reader: Reader, command: string): Promise<void> {
       return;
     }
     if (subcommand === 'listen') {
+      // "your app": the text forwards to an app of the reader's own, which this test plays.
+      if (words.includes('--forward-to')) await reader.startApp();
       await reader.start(argv, /receiving at http:\/\//);
       return;
     }
@@ -196,17 +222,23 @@ async function runCommand(reader: Reader, command: string): Promise<void> {
       return;
     }
     if (subcommand === 'send') {
-      // The file the text sends is the user's own: a JPEG or an MP4 of theirs.
-      const file = words[words.indexOf('--file') + 1]!;
-      await writeFile(join(reader.dir, file), file.endsWith('.mp4') ? mp4Bytes(8192) : jpegBytes(4096));
+      // A built-in sample, or the user's own file: a JPEG or an MP4 of theirs.
+      const sample = words.includes('--sample') ? words[words.indexOf('--sample') + 1]! : undefined;
+      const file = sample === undefined ? words[words.indexOf('--file') + 1]! : `sample.${sample}`;
+      const mp4 = file.endsWith('.mp4');
+      if (sample === undefined)
+        await writeFile(join(reader.dir, file), mp4 ? mp4Bytes(8192) : jpegBytes(4096));
       const before = await reader.received();
+      const forwardedBefore = reader.app?.bodies.length ?? 0;
       const sent = await reader.run(command);
       expect(sent.code, sent.stderr).toBe(0);
       expect(sent.stdout).toContain('200');
       const after = await reader.received();
       expect(after.filter((name) => !before.includes(name))).toEqual([
-        expect.stringMatching(file.endsWith('.mp4') ? /\.mp4$/ : /\.jpg$/),
+        expect.stringMatching(mp4 ? /\.mp4$/ : /\.jpg$/),
       ]);
+      // Forwarding: the app got the callback too, once.
+      if (reader.app) expect(reader.app.bodies.length).toBe(forwardedBefore + 1);
       return;
     }
     if (subcommand === 'check') {
@@ -220,9 +252,17 @@ async function runCommand(reader: Reader, command: string): Promise<void> {
     const created = await reader.run(command);
     expect(created.code, created.stderr).toBe(0);
     const operation = JSON.parse(created.stdout) as { id_gen: string; state: string; kind: string };
-    expect(operation).toMatchObject({ state: 'queued', kind: 'image' });
-    // The text: the callback arrives at the receiver and the JPEG is kept as <id_gen>.jpg.
-    await reader.untilReceived(`${operation.id_gen}.jpg`);
+    const kind = /"kind":"(\w+)"/.exec(command)![1]!;
+    expect(operation).toMatchObject({ state: 'queued', kind });
+    // The text: the callback arrives at the receiver and the file is kept as <id_gen>.jpg|.mp4.
+    await reader.untilReceived(`${operation.id_gen}.${kind === 'video' ? 'mp4' : 'jpg'}`);
+    if (reader.app) {
+      const deadline = Date.now() + STEP_LIMIT_MS;
+      while (reader.app.bodies.length === 0) {
+        notAfter(deadline, 'the callback reaching the app listen forwards to');
+        await sleep(200);
+      }
+    }
     return;
   }
   throw new Error(`a README command this test does not know: ${command}`);
@@ -263,7 +303,7 @@ async function runScript(reader: Reader, block: Block): Promise<void> {
 async function readmeRun(readme: string): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-readme-'));
   const reader = new Reader(dir);
-  reader.ports = { '8080': await closedPort(), '9000': await closedPort() };
+  reader.ports = { '8080': await closedPort(), '9000': await closedPort(), '3000': await closedPort() };
   const ran: string[] = [];
   let section = '';
   try {
@@ -298,6 +338,8 @@ describe('the READMEs, run as written from the packed tarballs', () => {
         'npm install mediahook',
         '(js block of Receive a callback)',
         'npx mediahook listen --port 9000 --out ./callbacks --json',
+        'npx mediahook send http://127.0.0.1:9000/ --family A --sample mp4',
+        'npx mediahook listen --port 9000 --forward-to http://127.0.0.1:3000/webhooks',
         'npx mediahook demo',
       ],
     ],
