@@ -26,11 +26,6 @@ export {
   UsageError,
 } from './command.ts';
 export { COMMANDS } from './commands.ts';
-export {
-  SERVER_COMMAND_NAMES,
-  type ServerCommandLoaders,
-  type ServerCommandName,
-} from './server-commands.ts';
 export { type DurationLimits, formatDuration, parseDuration, parseDurationList } from './duration.ts';
 export { main } from './main.ts';
 export { untilSignal } from './signals.ts';

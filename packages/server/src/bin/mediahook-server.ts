@@ -4,9 +4,5 @@
 import { COMMANDS, main } from 'mediahook/cli';
 import { serverCommands } from '../cli/commands.ts';
 
-const commands = COMMANDS.map((entry) =>
-  Object.hasOwn(serverCommands, entry.name)
-    ? { ...entry, load: serverCommands[entry.name as keyof typeof serverCommands] }
-    : entry,
-);
+const commands = COMMANDS.map((entry) => serverCommands.find((own) => own.name === entry.name) ?? entry);
 process.exitCode = await main(process.argv.slice(2), undefined, commands);
