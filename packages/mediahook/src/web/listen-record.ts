@@ -1,7 +1,7 @@
 import type { Receipt, ReceiverOutcome } from '../receiver/index.ts';
 
 /** One line of `mediahook listen --json`; field names are fixed (docs/cli.md, listen). */
-export type ListenRecord =
+type ListenRecord =
   | {
       event: 'success';
       family: string;

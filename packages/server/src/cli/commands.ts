@@ -3,7 +3,7 @@
  * them when this package is installed beside it (`mediahook serve`, …), and this package's own
  * `mediahook-server` runs them. Each module is imported only when its command runs.
  */
-import type { CommandEntry } from 'mediahook/cli';
+import type { CommandEntry } from 'mediahook/internal';
 
 export const serverCommands: readonly CommandEntry[] = [
   {

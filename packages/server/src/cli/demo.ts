@@ -11,7 +11,6 @@ import { createApiServer } from '../service/api-http-server.ts';
 import { createService } from '../service/service.ts';
 import { openBlobStore } from '../delivery/index.ts';
 import { type OperationResource, openStore } from '../store/index.ts';
-import { hostHint, oncePerHost } from 'mediahook/web';
 import {
   allowedHostFlags,
   allowOriginFlags,
@@ -20,12 +19,14 @@ import {
   createListenServer,
   durationFlag,
   escapeControls,
+  hostHint,
   listenLineOf,
+  oncePerHost,
   parseCommandArgs,
   portFlag,
   untilSignal,
   UsageError,
-} from 'mediahook/cli';
+} from 'mediahook/internal';
 
 const USAGE = `Usage: mediahook demo [--port 8080] [--receiver-port 9000] [--data DIR] [--blobs DIR|s3://…] [--exit] [--timeout 2m]
                      [--allowed-host NAME]… [--allow-origin ORIGIN]…

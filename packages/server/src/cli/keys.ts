@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { apiKeyHash } from '../service/api-server.ts';
 import { openStore } from '../store/index.ts';
-import { type CliIo, type Command, parseCommandArgs, UsageError } from 'mediahook/cli';
+import { type CliIo, type Command, parseCommandArgs, UsageError } from 'mediahook/internal';
 
 const USAGE = `Usage: mediahook keys create [--label TEXT] [--db FILE|postgres://…] [--data DIR]
 

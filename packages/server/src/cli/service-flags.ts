@@ -12,7 +12,7 @@ import {
   secretFlags,
   sizeFlag,
   UsageError,
-} from 'mediahook/cli';
+} from 'mediahook/internal';
 
 /** Flags `serve` and `worker` share. */
 export const SERVICE_FLAG_OPTIONS = {

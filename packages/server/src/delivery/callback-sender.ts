@@ -9,7 +9,7 @@ import {
   secretKey,
   userAgent,
 } from 'mediahook/protocol';
-import { isTlsErrorCode } from 'mediahook/cli';
+import { isTlsErrorCode } from 'mediahook/internal';
 import { parseRetryAfter } from './retry-after.ts';
 import {
   checkWebhookUrl,

@@ -12,7 +12,7 @@ import {
   hostNotAllowedMessage,
   oncePerHost,
   requestTargetOf,
-} from 'mediahook/web';
+} from 'mediahook/internal';
 import { requestHeadError } from './api-http-server.ts';
 import { sendBlobAnswer } from './blob-answer.ts';
 import { readMultipartSubmission } from './submission/multipart-submission.ts';
