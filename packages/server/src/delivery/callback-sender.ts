@@ -377,7 +377,7 @@ function answerOf(
 }
 
 /** A short, stable description of a failure without an answer: its class first. */
-export function describeNetworkError(error: unknown): string {
+function describeNetworkError(error: unknown): string {
   const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
   if (error instanceof undiciErrors.ConnectTimeoutError)
     return 'connect_timeout: no connection within the limit';

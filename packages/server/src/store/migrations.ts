@@ -9,8 +9,8 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } fr
 import { FAMILIES } from 'mediahook/protocol';
 
 /** Names of the tables where Kysely's migrator records what ran. */
-export const MIGRATION_TABLE = 'store_migrations';
-export const MIGRATION_LOCK_TABLE = 'store_migration_lock';
+const MIGRATION_TABLE = 'store_migrations';
+const MIGRATION_LOCK_TABLE = 'store_migration_lock';
 
 const initial: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

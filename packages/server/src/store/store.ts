@@ -318,13 +318,13 @@ export interface OutboxStore {
 }
 
 /** Receiver circuits, one per `host:port`. */
-export interface CircuitStore {
+interface CircuitStore {
   getEndpoint(key: string): Promise<EndpointRecord>;
   updateEndpoint(key: string, update: EndpointUpdate): Promise<EndpointRecord>;
 }
 
 /** The service's API keys, kept as hashes. */
-export interface ApiKeyStore {
+interface ApiKeyStore {
   /** Records an API key by its SHA-256 hash (the key itself is never stored). */
   addApiKey(key: ApiKeyRecord): Promise<void>;
   /** The key with this hash, or undefined. */
