@@ -213,6 +213,7 @@ describe('the tarballs', () => {
         for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)\s]*)?\)/g)) {
           if (/^[a-z]+:/i.test(target!)) continue;
           const path = join(root, doc, '..', target!);
+          expect(path.startsWith(`${root}/`), `${doc} links ${target} outside the package`).toBe(true);
           await expect(
             stat(path).then(
               () => true,
@@ -221,6 +222,34 @@ describe('the tarballs', () => {
             `${doc} links ${target}`,
           ).resolves.toBe(true);
         }
+      }
+    }
+  });
+
+  it('are written for package users: links, no Development section, released versions only', async () => {
+    const tarballs = await packedTarballs();
+    for (const tarball of Object.values(tarballs)) {
+      const dir = await scratch();
+      await exec('tar', ['-xzf', tarball, '-C', dir]);
+      const root = join(dir, 'package');
+      const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >;
+      expect(manifest).toMatchObject({
+        repository: { type: 'git', url: 'git+https://github.com/mediahook/mediahook.git' },
+        homepage: expect.stringMatching(/^https:\/\/github\.com\/mediahook\/mediahook\b/),
+        bugs: { url: 'https://github.com/mediahook/mediahook/issues' },
+      });
+      const readme = await readFile(join(root, 'README.md'), 'utf8');
+      expect(readme).not.toMatch(/^## Development/m);
+      const changelog = await readFile(join(root, 'CHANGELOG.md'), 'utf8');
+      expect(changelog.match(/^## (.+)$/m)?.[1], tarball).toBe(manifest['version']);
+      expect(changelog).not.toMatch(/unreleased/i);
+      // Contributor docs (source layout, lint, the repository's tests) stay in the repository.
+      for (const doc of ['README.md', ...(await markdownUnder(join(root, 'docs'), 'docs'))]) {
+        const text = (await readFile(join(root, doc), 'utf8')).replaceAll(/\(https:[^)\s]*\)/g, '');
+        expect(text, doc).not.toMatch(/`src\/|npm run |`test\//);
       }
     }
   });
