@@ -161,6 +161,19 @@ describe('npm install mediahook', () => {
       }
     },
   );
+
+  it(
+    'lists the service commands by name only, saying which package has them',
+    { timeout: INSTALL },
+    async () => {
+      const project = await installedProject('receiver');
+      const help = await runIn(project, 'npx', ['mediahook', '--help']);
+      expect(help.code).toBe(0);
+      for (const command of ['serve', 'worker', 'keys', 'demo']) {
+        expect(help.stdout).toMatch(new RegExp(`^ {2}${command} +\\(needs @mediahook/server`, 'm'));
+      }
+    },
+  );
 });
 
 describe('npm install mediahook @mediahook/server', () => {
@@ -169,6 +182,19 @@ describe('npm install mediahook @mediahook/server', () => {
     const help = await runIn(project, 'npx', ['mediahook', 'serve', '--help']);
     expect(help).toMatchObject({ code: 0, stderr: '' });
     expect(help.stdout).toMatch(/^Usage: mediahook serve/);
+    // `mediahook --help` lists the service's commands as the installed server describes them.
+    const described = (await import(
+      join(project, 'node_modules/@mediahook/server/dist/cli/commands.js')
+    )) as {
+      serverCommands: { name: string; summary: string }[];
+    };
+    const listed = (await runIn(project, 'npx', ['mediahook', '--help'])).stdout;
+    expect(described.serverCommands.map(({ name }) => name)).toEqual(['serve', 'worker', 'keys', 'demo']);
+    for (const { name, summary } of described.serverCommands) {
+      const line = listed.split('\n').find((text) => text.startsWith(`  ${name} `));
+      expect(line?.trim(), name).toMatch(new RegExp(`^${name} +`));
+      expect(line?.endsWith(`  ${summary}`), line).toBe(true);
+    }
     const { version } = JSON.parse(
       await readFile(join(project, 'node_modules/@mediahook/server/package.json'), 'utf8'),
     ) as {
