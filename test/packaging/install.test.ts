@@ -231,9 +231,7 @@ describe('the tarballs', () => {
   it('have READMEs whose relative links resolve inside the tarball', async () => {
     const tarballs = await packedTarballs();
     for (const tarball of Object.values(tarballs)) {
-      const dir = await scratch();
-      await exec('tar', ['-xzf', tarball, '-C', dir]);
-      const root = join(dir, 'package');
+      const root = await unpacked(tarball);
       for (const doc of ['README.md', 'CHANGELOG.md', ...(await markdownUnder(join(root, 'docs'), 'docs'))]) {
         const text = await readFile(join(root, doc), 'utf8');
         for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)\s]*)?\)/g)) {
@@ -255,9 +253,7 @@ describe('the tarballs', () => {
   it('are written for package users: links, no Development section, released versions only', async () => {
     const tarballs = await packedTarballs();
     for (const tarball of Object.values(tarballs)) {
-      const dir = await scratch();
-      await exec('tar', ['-xzf', tarball, '-C', dir]);
-      const root = join(dir, 'package');
+      const root = await unpacked(tarball);
       const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Record<
         string,
         unknown
@@ -280,6 +276,13 @@ describe('the tarballs', () => {
     }
   });
 });
+
+/** The files of a tarball, unpacked into a scratch directory: its `package/` folder. */
+async function unpacked(tarball: string): Promise<string> {
+  const dir = await scratch();
+  await exec('tar', ['-xzf', tarball, '-C', dir]);
+  return join(dir, 'package');
+}
 
 async function markdownUnder(dir: string, prefix: string): Promise<string[]> {
   const names = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
