@@ -1,10 +1,10 @@
 /**
- * How the API reads a request and writes an answer: JSON bodies, methods, path segments and
- * query parameters, each refused with an ApiError whose code is stable.
+ * How the API reads a request and writes an answer: JSON bodies, path segments and query
+ * parameters, each refused with an ApiError whose code is stable.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendRevalidated } from 'mediahook/internal';
-import { ApiError, methodNotAllowed } from './api-error.ts';
+import { ApiError } from './api-error.ts';
 import { MAX_JSON_BYTES } from './request-validation.ts';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -77,22 +77,6 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 /** A resource the dashboard polls: 304 to a client that holds it already (sendRevalidated). */
 export function sendData(res: ServerResponse, body: unknown): void {
   sendRevalidated(res.req, res, JSON.stringify(body), { 'content-type': JSON_TYPE });
-}
-
-/**
- * The method a route sees (HEAD goes wherever GET does); throws 405 with `Allow` when the
- * route does not take it.
- */
-export function methodOf(
-  req: IncomingMessage,
-  path: string,
-  allowed: readonly ('GET' | 'POST')[],
-): 'GET' | 'POST' {
-  const method = req.method === 'HEAD' ? 'GET' : req.method;
-  const found = allowed.find((name) => name === method);
-  if (found) return found;
-  const allow = allowed.flatMap((name) => (name === 'GET' ? ['GET', 'HEAD'] : [name]));
-  throw methodNotAllowed(req.method ?? '', path, allow.sort());
 }
 
 /** A path segment, percent-decoded; one that cannot be decoded names no resource. */

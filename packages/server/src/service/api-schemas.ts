@@ -45,7 +45,7 @@ export const CREATE_OPERATION_SCHEMA = {
 
 const TIME = { type: 'string', format: 'date-time' } as const;
 
-export const ATTEMPT_SCHEMA = {
+const ATTEMPT_SCHEMA = {
   type: 'object',
   required: ['at', 'duration_ms', 'status_code', 'error'],
   properties: {
@@ -115,7 +115,7 @@ export const OPERATION_SCHEMA = {
   },
 } as const;
 
-export const OPERATION_LIST_SCHEMA = {
+const OPERATION_LIST_SCHEMA = {
   type: 'object',
   required: ['operations'],
   properties: {
@@ -124,7 +124,7 @@ export const OPERATION_LIST_SCHEMA = {
   },
 } as const;
 
-export const ENDPOINT_SCHEMA = {
+const ENDPOINT_SCHEMA = {
   type: 'object',
   required: ['key', 'circuit_state', 'consecutive_failures', 'open_until'],
   properties: {
@@ -148,7 +148,7 @@ export const RECOVER_SCHEMA = {
   },
 } as const;
 
-export const RECOVERED_SCHEMA = {
+const RECOVERED_SCHEMA = {
   type: 'object',
   required: ['requeued'],
   properties: { requeued: { type: 'integer', minimum: 0, description: 'How many were queued again.' } },
@@ -157,7 +157,7 @@ export const RECOVERED_SCHEMA = {
 const COUNT = { type: 'integer', minimum: 0 } as const;
 const NULLABLE_MS = { type: ['integer', 'null'], minimum: 0 } as const;
 
-export const ENDPOINT_HEALTH_LIST_SCHEMA = {
+const ENDPOINT_HEALTH_LIST_SCHEMA = {
   type: 'object',
   required: ['endpoints'],
   properties: {
@@ -207,7 +207,7 @@ export const ENDPOINT_HEALTH_LIST_SCHEMA = {
   },
 } as const;
 
-export const STATS_SCHEMA = {
+const STATS_SCHEMA = {
   type: 'object',
   required: ['buckets'],
   properties: {
@@ -229,7 +229,7 @@ export const STATS_SCHEMA = {
   },
 } as const;
 
-export const ERROR_SCHEMA = {
+const ERROR_SCHEMA = {
   type: 'object',
   required: ['error'],
   properties: {
@@ -238,6 +238,25 @@ export const ERROR_SCHEMA = {
       required: ['code', 'message'],
       properties: { code: { type: 'string' }, message: { type: 'string' } },
     },
+  },
+} as const;
+
+/** `POST /v1/callbacks`: an outcome made elsewhere, text parts first and the file last. */
+const SUBMIT_CALLBACK_SCHEMA = {
+  type: 'object',
+  required: ['webhook_url', 'family', 'id_gen'],
+  properties: {
+    webhook_url: { type: 'string', format: 'uri' },
+    family: { type: 'string', enum: FAMILIES },
+    status: { type: 'string', description: '`success` or `error` when absent.' },
+    id_gen: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' },
+    time_gen: { type: 'string', description: 'Sent as it is; the time of hand-in when absent.' },
+    result: {
+      type: 'string',
+      format: 'binary',
+      description: 'JPEG, or MP4 in family A (judged by its bytes). Or `message`, not both.',
+    },
+    message: { type: 'string', description: 'The error text of a failed operation.' },
   },
 } as const;
 
@@ -288,3 +307,20 @@ export const CALLBACK_SCHEMAS: Readonly<Record<string, ReturnType<typeof callbac
       ];
     }),
   );
+
+/** The API's schemas by their component name in `/openapi.json`: routes name them. */
+export const API_SCHEMAS = {
+  CreateOperation: CREATE_OPERATION_SCHEMA,
+  Operation: OPERATION_SCHEMA,
+  OperationList: OPERATION_LIST_SCHEMA,
+  Attempt: ATTEMPT_SCHEMA,
+  SubmitCallback: SUBMIT_CALLBACK_SCHEMA,
+  Endpoint: ENDPOINT_SCHEMA,
+  EndpointHealthList: ENDPOINT_HEALTH_LIST_SCHEMA,
+  Recover: RECOVER_SCHEMA,
+  Recovered: RECOVERED_SCHEMA,
+  Stats: STATS_SCHEMA,
+  Error: ERROR_SCHEMA,
+} as const;
+
+export type SchemaName = keyof typeof API_SCHEMAS;

@@ -1,21 +1,10 @@
 import { FAMILIES, FAMILY_PARTS, version } from 'mediahook/protocol';
-import { STATS_WINDOWS } from '../store/index.ts';
-import {
-  ATTEMPT_SCHEMA,
-  CALLBACK_SCHEMAS,
-  callbackSchemaName,
-  CREATE_OPERATION_SCHEMA,
-  ENDPOINT_HEALTH_LIST_SCHEMA,
-  ENDPOINT_SCHEMA,
-  ERROR_SCHEMA,
-  OPERATION_LIST_SCHEMA,
-  OPERATION_SCHEMA,
-  RECOVER_SCHEMA,
-  RECOVERED_SCHEMA,
-  STATS_SCHEMA,
-} from './api-schemas.ts';
+import { API_SCHEMAS, CALLBACK_SCHEMAS, callbackSchemaName } from './api-schemas.ts';
+import type { Route, RouteAnswer } from './routes/route.ts';
+import { ROUTES } from './routes/route-table.ts';
 
-const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (name: string) => ({ 'application/json': { schema: ref(name) } });
 const errorResponse = (description: string) => ({ description, content: json('Error') });
 /** Every `/v1` operation answers this without a valid key (once a key exists). */
 const UNAUTHORIZED = {
@@ -121,251 +110,12 @@ export function openApiDocument(): Record<string, unknown> {
         apiKey: { type: 'http', scheme: 'bearer', description: 'An API key from `mediahook keys create`.' },
       },
       schemas: {
-        CreateOperation: CREATE_OPERATION_SCHEMA,
-        Operation: OPERATION_SCHEMA,
-        OperationList: OPERATION_LIST_SCHEMA,
-        Attempt: ATTEMPT_SCHEMA,
-        Endpoint: ENDPOINT_SCHEMA,
-        EndpointHealthList: ENDPOINT_HEALTH_LIST_SCHEMA,
-        Recover: RECOVER_SCHEMA,
-        Recovered: RECOVERED_SCHEMA,
-        Stats: STATS_SCHEMA,
-        Error: ERROR_SCHEMA,
+        ...API_SCHEMAS,
         ...CALLBACK_SCHEMAS,
       },
     },
     security: [{ apiKey: [] }],
-    paths: {
-      '/v1/operations': {
-        post: {
-          operationId: 'createOperation',
-          summary: 'Start an operation',
-          requestBody: { required: true, content: json('CreateOperation') },
-          responses: {
-            '202': { description: 'Queued.', content: json('Operation') },
-            '400': errorResponse(
-              'The request is invalid (B with video, a webhook URL the sender cannot dial, an unknown field…).',
-            ),
-            '401': UNAUTHORIZED,
-            '413': errorResponse('The body is over 64 KiB (`body_too_large`).'),
-            '415': errorResponse('The body is not `application/json` (`unsupported_media_type`).'),
-          },
-        },
-        get: {
-          operationId: 'listOperations',
-          summary: 'List operations, newest first',
-          parameters: [
-            { name: 'state', in: 'query', schema: OPERATION_SCHEMA.properties.state },
-            { name: 'family', in: 'query', schema: OPERATION_SCHEMA.properties.family },
-            {
-              name: 'callback_state',
-              in: 'query',
-              schema: OPERATION_SCHEMA.properties.callback.properties.state,
-            },
-            {
-              name: 'endpoint',
-              in: 'query',
-              schema: { type: 'string' },
-              description: 'host:port of the webhook URL',
-            },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
-            { name: 'before', in: 'query', schema: { type: 'string' } },
-          ],
-          responses: {
-            '200': { description: 'A page of operations.', content: json('OperationList') },
-            '400': errorResponse('A filter or limit is invalid.'),
-            '401': UNAUTHORIZED,
-          },
-        },
-      },
-      '/v1/callbacks': {
-        post: {
-          operationId: 'submitCallback',
-          summary: 'Deliver an outcome made elsewhere: a result file or an error message',
-          description:
-            'Text parts first, the file last; the file is streamed to the blob store as it arrives. ' +
-            'The same id_gen handed in again with the same parts and file bytes answers 200 with the ' +
-            'existing operation; with anything different, 409.',
-          requestBody: {
-            required: true,
-            content: {
-              'multipart/form-data': {
-                schema: {
-                  type: 'object',
-                  required: ['webhook_url', 'family', 'id_gen'],
-                  properties: {
-                    webhook_url: { type: 'string', format: 'uri' },
-                    family: { type: 'string', enum: ['A', 'B'] },
-                    status: { type: 'string', description: '`success` or `error` when absent.' },
-                    id_gen: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' },
-                    time_gen: {
-                      type: 'string',
-                      description: 'Sent as it is; the time of hand-in when absent.',
-                    },
-                    result: {
-                      type: 'string',
-                      format: 'binary',
-                      description: 'JPEG, or MP4 in family A (judged by its bytes). Or `message`, not both.',
-                    },
-                    message: { type: 'string', description: 'The error text of a failed operation.' },
-                  },
-                },
-              },
-            },
-          },
-          responses: {
-            '200': { description: 'Handed in before with the same content.', content: json('Operation') },
-            '202': { description: 'Accepted: its callback is queued.', content: json('Operation') },
-            '400': errorResponse(
-              'Bad input: `missing_part`, `unexpected_part`, `duplicate_part`, `expected_file`, ' +
-                '`expected_text`, `text_too_large`, `invalid_text`, `media_mismatch` (neither JPEG nor MP4, ' +
-                'or MP4 in family B), `file_too_large`, `malformed_multipart`, `not_multipart`, `invalid`.',
-            ),
-            '401': UNAUTHORIZED,
-            '409': errorResponse('The id_gen was handed in before with other content (`conflict`).'),
-          },
-        },
-      },
-      '/v1/operations/{id_gen}': {
-        parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
-        get: {
-          operationId: 'getOperation',
-          summary: "An operation and its callback's delivery",
-          responses: {
-            '200': { description: 'The operation.', content: json('Operation') },
-            '401': UNAUTHORIZED,
-            '404': errorResponse('Unknown.'),
-          },
-        },
-      },
-      '/v1/operations/{id_gen}/redeliver': {
-        parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
-        post: {
-          operationId: 'redeliver',
-          summary: 'Queue the callback again, due now, with its whole retry schedule',
-          responses: {
-            '202': { description: 'Queued again.', content: json('Operation') },
-            '401': UNAUTHORIZED,
-            '404': errorResponse('Unknown.'),
-            '409': errorResponse('The operation has not finished, or its callback is being delivered.'),
-          },
-        },
-      },
-      '/v1/operations/{id_gen}/result': {
-        parameters: [{ name: 'id_gen', in: 'path', required: true, schema: { type: 'string' } }],
-        get: {
-          operationId: 'getResult',
-          summary: "The operation's result file (the dashboard's preview)",
-          responses: {
-            '200': {
-              description: 'The JPEG or MP4.',
-              content: {
-                'image/jpeg': { schema: { type: 'string', contentMediaType: 'image/jpeg' } },
-                'video/mp4': { schema: { type: 'string', contentMediaType: 'video/mp4' } },
-              },
-            },
-            '401': UNAUTHORIZED,
-            '404': errorResponse('Unknown, failed, or its file is no longer kept.'),
-          },
-        },
-      },
-      '/v1/endpoints': {
-        get: {
-          operationId: 'listEndpoints',
-          summary: 'Every receiver called, worst first, with its health',
-          responses: {
-            '200': { description: 'The receivers.', content: json('EndpointHealthList') },
-            '401': UNAUTHORIZED,
-          },
-        },
-      },
-      '/v1/endpoints/{key}/recover': {
-        parameters: [
-          { name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'host:port' },
-        ],
-        post: {
-          operationId: 'recoverEndpoint',
-          summary: "Queue again, as redeliver would, the receiver's dead callbacks that ended since a time",
-          requestBody: { required: true, content: json('Recover') },
-          responses: {
-            '202': { description: 'Queued again (none: 0).', content: json('Recovered') },
-            '400': errorResponse(
-              '`since` is not an RFC 3339 time with its zone (`invalid_since`), or the body has another ' +
-                'shape (`invalid_request`, `invalid_json`).',
-            ),
-            '401': UNAUTHORIZED,
-            '403': errorResponse("Another site's page made the request (`cross_site_request`)."),
-            '404': errorResponse('The key is not text (bad percent-encoding, or U+0000).'),
-            '413': errorResponse('The body is over 64 KiB (`body_too_large`).'),
-            '415': errorResponse('The body is not `application/json` (`unsupported_media_type`).'),
-          },
-        },
-      },
-      '/v1/stats': {
-        get: {
-          operationId: 'getStats',
-          summary: 'Attempts over time in equal buckets: 1 min for 1h, 15 min for 24h',
-          parameters: [
-            {
-              name: 'window',
-              in: 'query',
-              schema: { type: 'string', enum: Object.keys(STATS_WINDOWS), default: '1h' },
-            },
-          ],
-          responses: {
-            '200': { description: 'The buckets.', content: json('Stats') },
-            '400': errorResponse('An unknown window (`invalid_request`).'),
-            '401': UNAUTHORIZED,
-          },
-        },
-      },
-      '/v1/endpoints/{key}': {
-        parameters: [
-          { name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'host:port' },
-        ],
-        get: {
-          operationId: 'getEndpoint',
-          summary: "A receiver's circuit breaker",
-          responses: {
-            '200': { description: 'The circuit.', content: json('Endpoint') },
-            '401': UNAUTHORIZED,
-            '404': errorResponse('The key is not text (bad percent-encoding, or U+0000).'),
-          },
-        },
-      },
-      '/healthz': {
-        get: {
-          summary: 'Liveness',
-          security: [],
-          responses: {
-            '200': {
-              description: 'Alive.',
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    required: ['ok'],
-                    properties: { ok: { type: 'boolean', const: true } },
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-      '/metrics': {
-        get: {
-          summary: 'Prometheus metrics',
-          security: [],
-          responses: {
-            '200': {
-              description: 'The Prometheus text exposition format, version 0.0.4.',
-              content: { 'text/plain': { schema: { type: 'string' } } },
-            },
-          },
-        },
-      },
-    },
+    paths: pathsOf(ROUTES),
     webhooks: Object.fromEntries(
       FAMILIES.flatMap((family) => {
         const { result, mediaTypes } = FAMILY_PARTS[family];
@@ -382,4 +132,64 @@ export function openApiDocument(): Record<string, unknown> {
 
 function lowerFirst(name: string): string {
   return name.charAt(0).toLowerCase() + name.slice(1);
+}
+
+/** A 403 for the routes that change state: their cross-site rule (docs/security.md). */
+const CROSS_SITE = "Another site's page made the request (`cross_site_request`).";
+
+function answerOf(answer: RouteAnswer): object {
+  if (typeof answer === 'string') return errorResponse(answer);
+  if ('schema' in answer) return { description: answer.description, content: json(answer.schema) };
+  return answer;
+}
+
+/** One route as an OpenAPI Operation Object. */
+function operationOf(route: Route): object {
+  const parameters = [
+    ...(route.query ?? []).map((parameter) => ({ ...parameter, in: 'query' })),
+    ...(route.headers ?? []).map((parameter) => ({ ...parameter, in: 'header' })),
+  ];
+  const guarded: Record<string, object> =
+    route.role === 'open'
+      ? {}
+      : { 401: UNAUTHORIZED, ...(route.method === 'GET' ? {} : { 403: errorResponse(CROSS_SITE) }) };
+  const answers = Object.fromEntries(
+    Object.entries(route.answers).map(([status, answer]) => [status, answerOf(answer)]),
+  );
+  return {
+    operationId: route.id,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    ...(route.role === 'open' ? { security: [] } : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(route.body
+      ? {
+          requestBody: { required: true, content: { [route.body.type]: { schema: ref(route.body.schema) } } },
+        }
+      : {}),
+    // Integer keys come out in ascending order: the statuses read in order.
+    responses: { ...guarded, ...answers },
+  };
+}
+
+/** The routes as OpenAPI `paths`: one Path Item per path, its parameters declared once. */
+function pathsOf(routes: readonly Route[]): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const names = [...route.path.matchAll(/\{([^}/]+)\}/g)].map((match) => match[1]!);
+    paths[route.path] ??=
+      names.length === 0
+        ? {}
+        : {
+            parameters: names.map((name) => ({
+              name,
+              in: 'path',
+              required: true,
+              schema: { type: 'string' },
+              ...(route.params?.[name] ? { description: route.params[name] } : {}),
+            })),
+          };
+    paths[route.path]![route.method.toLowerCase()] = operationOf(route);
+  }
+  return paths;
 }
