@@ -19,6 +19,7 @@ export {
   checkWebhookUrl,
   classifyAddress,
   createGuardedAgent,
+  createGuardedLookup,
   DirectoryBlobStore,
   findSsrfRefusal,
   openBlobStore,
