@@ -55,7 +55,7 @@ function packedReadme(source) {
       : null;
     if (other && path === join(other, 'README.md')) {
       const { name: otherName } = JSON.parse(readFileSync(join(other, 'package.json'), 'utf8'));
-      return `[${label}](https://www.npmjs.com/package/${otherName})`;
+      return `[${label === target ? otherName : label}](https://www.npmjs.com/package/${otherName})`;
     }
     return `[${label}](${REPOSITORY_FILES}${relative(ROOT, path).split(sep).join('/')}${anchor})`;
   });
