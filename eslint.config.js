@@ -70,6 +70,16 @@ export default tseslint.config(
     },
   },
   {
+    files: ['packages/server/src/client/**/*.ts'],
+    rules: {
+      // The typed client runs wherever fetch does (browsers, Deno, Bun): nothing but itself.
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\./)', message: 'the client imports nothing outside its folder' }] },
+      ],
+    },
+  },
+  {
     files: ['packages/server/src/store/*.ts'],
     ignores: ['packages/server/src/store/index.ts', 'packages/server/src/store/open-store.ts'],
     rules: {

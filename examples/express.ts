@@ -36,7 +36,7 @@ export function createApp(options: ExampleOptions = {}): { app: Express; receive
   });
   const app = express();
   app.use(express.json());
-  app.post('/callbacks', expressHandler(receiver));
+  app.all('/callbacks', expressHandler(receiver));
   app.get('/receipts', async (_req, res) => {
     res.json(await receiver.store.list({ limit: 20 }));
   });

@@ -35,7 +35,7 @@ export function createApp(options: ExampleOptions = {}): { app: Hono; receiver: 
     onError: (callback) => log(`${callback.id_gen}: failed: ${callback.message}`),
   });
   const app = new Hono();
-  app.post('/callbacks', honoHandler(receiver));
+  app.all('/callbacks', honoHandler(receiver));
   app.get('/receipts', async (c) => c.json(await receiver.store.list({ limit: 20 })));
   return { app, receiver };
 }

@@ -12,14 +12,14 @@
 import { writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { runAbuse } from './abuse/abuse.ts';
-import { chaosProblems, runChaos } from './chaos.ts';
-import { type CrashOptions, crashProblems, runCrash } from './crash.ts';
-import { fuzzProblems } from './fuzz/fuzz.ts';
-import { httpFuzzProblems, runHttpFuzz } from './fuzz/http-fuzz.ts';
+import { runAbuse } from '../test/support/abuse/abuse.ts';
+import { chaosProblems, runChaos } from '../test/support/chaos.ts';
+import { type CrashOptions, crashProblems, runCrash } from '../test/support/crash.ts';
+import { fuzzProblems } from '../test/support/fuzz/fuzz.ts';
+import { httpFuzzProblems, runHttpFuzz } from '../test/support/fuzz/http-fuzz.ts';
 import { runLongFuzz } from './fuzz/long-fuzz.ts';
-import { streamMemory } from './fuzz/memory.ts';
-import { killAll, probePostgres } from './lib/processes.ts';
+import { streamMemory } from '../test/support/fuzz/memory.ts';
+import { killAll, probePostgres } from '../test/support/processes.ts';
 import { startPrivatePostgres } from './lib/private-postgres.ts';
 
 const SUITES = ['crash', 'chaos', 'fuzz', 'abuse'] as const;

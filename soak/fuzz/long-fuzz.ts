@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { FuzzFigures, FuzzOptions } from './fuzz.ts';
+import type { FuzzFigures, FuzzOptions } from '../../test/support/fuzz/fuzz.ts';
 
 const SHARD = fileURLToPath(new URL('./shard.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -3,7 +3,7 @@
  * given as JSON in argv[2], reports progress as `progress <n>` lines and ends with one
  * `figures <json>` line on stdout.
  */
-import { type FuzzOptions, runFuzz } from './fuzz.ts';
+import { type FuzzOptions, runFuzz } from '../../test/support/fuzz/fuzz.ts';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as FuzzOptions;
 const figures = await runFuzz({

@@ -9,7 +9,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runAbuse } from '../../soak/abuse/abuse.ts';
+import { runAbuse } from '../support/abuse/abuse.ts';
 import { createListenServer } from '../../packages/mediahook/src/web/listen-server.ts';
 
 describe('mediahook listen under abuse', () => {

@@ -3,8 +3,8 @@
  * against a receiver that fails in every way; see docs/reliability.md.
  */
 import { describe, expect, it } from 'vitest';
-import { BEHAVIOURS } from '../../soak/chaos-receiver.ts';
-import { chaosProblems, runChaos } from '../../soak/chaos.ts';
+import { BEHAVIOURS } from '../support/chaos-receiver.ts';
+import { chaosProblems, runChaos } from '../support/chaos.ts';
 
 describe('delivery against a chaotic receiver', () => {
   it('ends every callback delivered, gone or rightly dead, records every attempt, leaks nothing', async () => {

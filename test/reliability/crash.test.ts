@@ -4,8 +4,8 @@
  * handled twice; see docs/reliability.md. PostgreSQL is not restarted here: other tests use it.
  */
 import { describe, expect, it } from 'vitest';
-import { type CrashOptions, crashProblems, runCrash } from '../../soak/crash.ts';
-import { POSTGRES_URL, probePostgres } from '../../soak/lib/processes.ts';
+import { type CrashOptions, crashProblems, runCrash } from '../support/crash.ts';
+import { POSTGRES_URL, probePostgres } from '../support/processes.ts';
 
 const problem = await probePostgres();
 if (problem && process.env.CI !== 'true') {

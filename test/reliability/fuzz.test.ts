@@ -4,9 +4,9 @@
  * `mediahook listen`; see docs/reliability.md.
  */
 import { describe, expect, it } from 'vitest';
-import { fuzzProblems, runFuzz } from '../../soak/fuzz/fuzz.ts';
-import { httpFuzzProblems, runHttpFuzz } from '../../soak/fuzz/http-fuzz.ts';
-import { streamMemory } from '../../soak/fuzz/memory.ts';
+import { fuzzProblems, runFuzz } from '../support/fuzz/fuzz.ts';
+import { httpFuzzProblems, runHttpFuzz } from '../support/fuzz/http-fuzz.ts';
+import { streamMemory } from '../support/fuzz/memory.ts';
 
 describe('the decoder under fuzzing', () => {
   it('20,000 mutated and 500 generated bodies: only ProtocolErrors, nothing invalid accepted, busboy agrees', async () => {

@@ -3,9 +3,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { serialize, validCaseArb } from '../../soak/fuzz/bodies.ts';
-import { checkBody, emptyFuzzFigures } from '../../soak/fuzz/fuzz.ts';
-import { agreesWithBusboy, type Decoded, decode, shapeProblem } from '../../soak/fuzz/oracle.ts';
+import { serialize, validCaseArb } from '../support/fuzz/bodies.ts';
+import { checkBody, emptyFuzzFigures } from '../support/fuzz/fuzz.ts';
+import { agreesWithBusboy, type Decoded, decode, shapeProblem } from '../support/fuzz/oracle.ts';
 
 describe('the fuzz oracle', () => {
   const [sample] = fc.sample(validCaseArb, { seed: 5, numRuns: 1 });

@@ -7,7 +7,7 @@
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { freshSchema, POSTGRES_URL, probePostgres, until } from '../../soak/lib/processes.ts';
+import { freshSchema, POSTGRES_URL, probePostgres, until } from '../support/processes.ts';
 import { PostgresStore } from '../../packages/server/src/store/index.ts';
 
 const problem = await probePostgres();

@@ -1,9 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { FAMILIES, isFamily } from '../protocol/index.ts';
 import { listenLineOf, listenRecordOf } from '../web/listen-record.ts';
+import { isLoopbackAddress } from '../web/inspector-access.ts';
 import { createListenServer } from '../web/listen-server.ts';
-import { hostHint, oncePerHost } from '../receiver/index.ts';
+import { fileModesOf, makeDirectorySync } from '../receiver/file-modes.ts';
+import { hostHint, oncePerHost, RECEIPTS_FOLDER } from '../receiver/index.ts';
 import {
   allowedHostFlags,
   allowOriginFlags,
@@ -25,7 +30,8 @@ const USAGE = `Usage: mediahook listen [options]
 
 Receives callbacks: validates each one strictly, checks its signature when a secret is set,
 stores the file in --out (atomically, once per id_gen) and prints one line per request.
-Every POST, at any path, is a callback; GET / is the inspector page.
+Every POST, at any path, is a callback; GET / is the inspector page, shown to clients on this
+machine (loopback) only unless --inspector-open is given.
 
 Options:
   --port N                 port to listen on (default 9000; 0 picks a free one)
@@ -48,10 +54,12 @@ Options:
                            by default a request with an Origin header is refused
   --file-mode MODE         mode of the files it stores (default 0600; 0640 lets a group read)
   --dir-mode MODE          mode of the directories it creates (default 0700; 0750 with 0640)
+  --inspector-open         show the inspector, /requests.json and stored files to every client,
+                           not only to loopback ones (callbacks are taken from anywhere either way)
   --help, -h               show this help
 
-Runs until SIGINT or SIGTERM. Exit status: 0 after a signal; 1 when it cannot listen or store;
-2 on wrong usage.
+Runs until SIGINT or SIGTERM. Exit status: 0 after a signal; 1 when it cannot listen, or cannot
+write to --out (checked at start); 2 on wrong usage.
 `;
 
 export const listenCommand: Command = {
@@ -75,6 +83,7 @@ export const listenCommand: Command = {
       'allow-origin': { type: 'string', multiple: true },
       'file-mode': { type: 'string' },
       'dir-mode': { type: 'string' },
+      'inspector-open': { type: 'boolean' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const port = portFlag('--port', values.port, 9000);
@@ -91,13 +100,25 @@ export const listenCommand: Command = {
     const hostHinted = oncePerHost((host, last) =>
       io.stderr.write(`mediahook listen: ${escapeControls(hostHint(host, '--allowed-host', last))}\n`),
     );
+    const out = values.out ?? 'callbacks';
+    const modes = {
+      fileMode: modeFlag('--file-mode', values['file-mode'], 'file'),
+      dirMode: modeFlag('--dir-mode', values['dir-mode'], 'dir'),
+    };
+    const unwritable = await unwritableReason(out, modes);
+    if (unwritable !== null) {
+      io.stderr.write(
+        `mediahook listen: cannot write to --out ${escapeControls(out)}: ${escapeControls(unwritable)}\n`,
+      );
+      return 1;
+    }
     const listen = createListenServer({
+      ...modes,
+      inspectorOpen: values['inspector-open'] === true,
       allowedHosts: allowedHostFlags(values['allowed-host']),
       onHostRefused: hostHinted,
       allowedOrigins: allowOriginFlags(values['allow-origin']),
-      fileMode: modeFlag('--file-mode', values['file-mode'], 'file'),
-      dirMode: modeFlag('--dir-mode', values['dir-mode'], 'dir'),
-      out: values.out ?? 'callbacks',
+      out,
       secret: secrets,
       family: values.family,
       limits: Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined)),
@@ -128,8 +149,15 @@ export const listenCommand: Command = {
     const address = listen.server.address() as AddressInfo;
     const signing = secrets.length > 0 ? 'signed callbacks only' : 'no secret: signatures not checked';
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    // Bound beyond loopback, others can reach it: say who sees what arrived.
+    const inspector =
+      values['inspector-open'] === true
+        ? '; inspector open to every client'
+        : isLoopbackAddress(address.address)
+          ? ''
+          : '; inspector for loopback clients only';
     io.stderr.write(
-      `mediahook listen: receiving at http://${host}:${address.port}/ (files in ${listen.receiver.out}; ${signing})\n`,
+      `mediahook listen: receiving at http://${host}:${address.port}/ (files in ${listen.receiver.out}; ${signing}${inspector})\n`,
     );
     const signal = await stopped;
     io.stderr.write(`mediahook listen: ${signal}, stopping\n`);
@@ -137,3 +165,34 @@ export const listenCommand: Command = {
     return 0;
   },
 };
+
+/**
+ * Why callbacks could not be stored in `out`, or null: a file is created and removed where the
+ * receiver writes them and where it keeps their receipts, before anything opens. Without the
+ * check, an --out it cannot write would start and answer every callback 500.
+ */
+async function unwritableReason(
+  out: string,
+  modes: { fileMode: number | undefined; dirMode: number | undefined },
+): Promise<string | null> {
+  try {
+    makeDirectorySync(out, fileModesOf(modes));
+    await writeAndRemove(out);
+    const receipts = join(out, RECEIPTS_FOLDER);
+    // Made for the check only, it goes again: the receipts' store makes it when it needs it.
+    const made = await mkdir(receipts, { recursive: true, mode: 0o700 });
+    await writeAndRemove(receipts);
+    if (made !== undefined) await rmdir(receipts);
+    return null;
+  } catch (error) {
+    if (error instanceof Error && 'syscall' in error) return error.message;
+    throw error;
+  }
+}
+
+/** Creates and removes an empty file in `folder`. */
+async function writeAndRemove(folder: string): Promise<void> {
+  const probe = join(folder, `.write-check-${randomUUID()}`);
+  await writeFile(probe, '', { flag: 'wx', mode: 0o600 });
+  await rm(probe);
+}

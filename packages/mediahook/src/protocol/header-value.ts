@@ -32,6 +32,12 @@ function skipSpace(input: string, from: number): number {
   return i;
 }
 
+/**
+ * An RFC 2231 continuation's name (`filename*0`, `filename*1*`): some parsers join the pieces
+ * into one value, others ignore them, so a part could be a file to one and a text to another.
+ */
+const CONTINUATION = /\*[0-9]+\*?$/;
+
 interface ParseOptions {
   /**
    * Skip empty parameters (`a;; b=c`), which the HTTP grammar allows (RFC 9110 §5.6.6:
@@ -99,6 +105,9 @@ export function parseHeaderValue(input: string, options: ParseOptions = {}): Hea
         return `unexpected character ${JSON.stringify(input[i])} in the unquoted value of ${name}`;
     }
     if (params.has(name)) return `parameter ${name} is repeated`;
+    if (CONTINUATION.test(name)) {
+      return `parameter ${name} is an RFC 2231 continuation, which parsers read differently (joined, or ignored)`;
+    }
     params.set(name, paramValue);
   }
   return { value, params };

@@ -18,6 +18,7 @@ export { MemoryReceiptStore, type Receipt, type ReceiptClaims, type ReceiptStore
 export {
   createReceiver,
   fileNameFor,
+  RECEIPTS_FOLDER,
   type ReceivedSuccess,
   type Receiver,
   type ReceiverOptions,

@@ -12,7 +12,8 @@ export type ReceiverErrorCode =
   | 'storage_failed'
   | 'internal_error'
   | 'host_not_allowed'
-  | 'cross_origin_request';
+  | 'cross_origin_request'
+  | 'method_not_allowed';
 
 /** A receiver's own failure, with a stable code. */
 export class ReceiverError extends Error {
@@ -48,4 +49,9 @@ export function errorBodyOf(error: unknown): ErrorBody {
     };
   }
   return { error: { code: 'internal_error', message: 'the callback could not be processed' } };
+}
+
+/** The HTTP status of a refusal: 405 for a method other than POST, else the spec's 500. */
+export function statusOf(error: unknown): 405 | 500 {
+  return error instanceof ReceiverError && error.code === 'method_not_allowed' ? 405 : 500;
 }

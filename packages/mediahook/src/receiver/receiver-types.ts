@@ -19,11 +19,13 @@ export interface ReceiverRequest {
   failure?: unknown;
   /** Aborted when the sender is gone: a copy waiting for another process's claim stops waiting. */
   signal?: AbortSignal;
+  /** The request method, when the adapter knows it: any but `POST` is answered 405. */
+  method?: string | undefined;
 }
 
 /** The answer an adapter sends. */
 export interface ReceiverResponse {
-  status: 200 | 500;
+  status: 200 | 405 | 500;
   headers: Record<string, string>;
   body: string;
   /** True when the body may not have been read to its end: the connection should be closed. */
@@ -102,6 +104,11 @@ export interface ReceiverOptions {
   onSuccess?: ((callback: ReceivedSuccess) => unknown) | undefined;
   /** Called once per new error callback; throw to answer 500. */
   onError?: ((callback: ErrorCallback) => unknown) | undefined;
+  /**
+   * Told when `onSuccess` or `onError` throws (or rejects), besides the 500 `handler_failed`
+   * the sender gets. By default one line on stderr naming the callback's `id_gen`.
+   */
+  onHandlerError?: ((error: unknown, callback: ReceivedCallback) => void) | undefined;
   /** Told of every request's outcome, including duplicates and rejections. */
   onOutcome?: ((outcome: ReceiverOutcome) => void) | undefined;
 }

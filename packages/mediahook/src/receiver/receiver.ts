@@ -19,8 +19,8 @@ import { DiskSink, sweepStaleTemporaryFiles } from './disk-sink.ts';
 import { fileModesOf, makeDirectorySync } from './file-modes.ts';
 import { allowedOriginsOf, crossOriginRefusal } from './origin-check.ts';
 import type { Receipt, ReceiptStore } from './receipt-store.ts';
-import { headersOf, jsonAnswer, report } from './receiver-answer.ts';
-import { errorBodyOf, ReceiverError } from './receiver-error.ts';
+import { headersOf, jsonAnswer, report, reportHandlerError } from './receiver-answer.ts';
+import { errorBodyOf, ReceiverError, statusOf } from './receiver-error.ts';
 import {
   checkContentEncoding,
   checkTransferEncoding,
@@ -45,13 +45,16 @@ export type {
   StoredFile,
 } from './receiver-types.ts';
 
-/** The adapter-independent core: `handle()` turns a request into a 200 or 500 answer. */
+/** The adapter-independent core: `handle()` turns a request into a 200, 405 or 500 answer. */
 export interface Receiver {
   handle(request: ReceiverRequest): Promise<ReceiverResponse>;
   readonly store: ReceiptStore;
   readonly out: string;
   close(): Promise<void>;
 }
+
+/** The folder in `out` that holds the default receipt store. */
+export const RECEIPTS_FOLDER = '.mediahook';
 
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -167,7 +170,7 @@ export function createReceiver(options: ReceiverOptions = {}): Receiver {
   const claim = claimSettingsOf(options);
   // Made here with its mode, before the receipts' folder inside it would make it with the umask's.
   if (!options.store) makeDirectorySync(out, modes);
-  const store = options.store ?? new DirectoryReceiptStore(join(out, '.mediahook'));
+  const store = options.store ?? new DirectoryReceiptStore(join(out, RECEIPTS_FOLDER));
   const context: ReceiverContext = {
     options,
     out,
@@ -202,6 +205,9 @@ async function handleRequest(context: ReceiverContext, request: ReceiverRequest)
   let receipt: Receipt | null = null;
   try {
     if (request.failure !== undefined) throw failureOf(request, secrets, options.toleranceSeconds);
+    if (request.method !== undefined && request.method !== 'POST') {
+      throw new ReceiverError('method_not_allowed', `callbacks are POSTed, not ${request.method}`);
+    }
     // Before the signature: a page in a browser is refused whatever it sent.
     const crossOrigin = crossOriginRefusal(request.header('origin'), context.origins);
     if (crossOrigin) throw crossOrigin;
@@ -237,7 +243,7 @@ async function handleRequest(context: ReceiverContext, request: ReceiverRequest)
       durationMs: performance.now() - started,
       headers: headersOf(request),
     }));
-    return jsonAnswer(500, body, true);
+    return jsonAnswer(statusOf(error), body, true);
   }
 }
 
@@ -369,6 +375,7 @@ async function storeCallback(
     else await options.onError?.(received);
   } catch (error) {
     await disk?.abort();
+    reportHandlerError(options, error, received);
     throw new ReceiverError(
       'handler_failed',
       `the handler failed: ${error instanceof Error ? error.message : String(error)}`,

@@ -4,7 +4,7 @@ import { TEXT_SCRIPT, TEXT_STYLE } from './page-text.ts';
 const STYLE = `${TEXT_STYLE}
   body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1d2330; background: #f7f8fa; }
   h1 { font-size: 1.2rem; margin: 0 0 1rem; }
-  /* Narrow screens scroll the table sideways, inside its box, rather than squeeze it unreadable. */
+  /* Middling screens scroll the table sideways, inside its box; a phone's stacks it (TEXT_STYLE). */
   .scroll { overflow-x: auto; }
   /* Fixed columns: one long value cannot squeeze the others; it wraps, clamped to a few lines. */
   table { border-collapse: collapse; table-layout: fixed; width: 100%; min-width: 1100px; background: #fff; }
@@ -140,6 +140,7 @@ function render(requests, answer) {
       return line;
     });
     cell(row, lines);
+    labelCells(row);
   }
   for (const url of mediaByUrl.keys()) if (!urls.has(url)) mediaByUrl.delete(url);
   if (refocus) [...tbody.querySelectorAll('button')].find((b) => b.dataset.focus === refocus)?.focus();
@@ -167,7 +168,7 @@ export function inspectorPage(): string {
 <p id="problem" class="error" role="status"></p>
 <p id="empty">No request yet. POST a callback to this address.</p>
 <div class="scroll">
-<table id="requests" hidden>
+<table id="requests" class="stacks" hidden>
   <colgroup><col class="c-time"><col class="c-verdict"><col class="c-callback"><col class="c-fields"><col class="c-file"><col class="c-headers"></colgroup>
   <thead><tr><th scope="col">time (UTC)</th><th scope="col">verdict</th><th scope="col">callback</th><th scope="col">fields</th><th scope="col">file or message</th><th scope="col">headers</th></tr></thead>
   <tbody></tbody>

@@ -16,6 +16,7 @@ import {
 import { hostRefusal, warnOncePerHost } from '../receiver/adapters/host-guard.ts';
 import { sendFileAnswer } from './file-response.ts';
 import { sendRevalidated } from './revalidated-answer.ts';
+import { inspectorServes } from './inspector-access.ts';
 import { INSPECTOR_HEADERS, inspectorPage } from './inspector-page.ts';
 import { requestTargetOf } from './request-target.ts';
 
@@ -27,6 +28,11 @@ import { requestTargetOf } from './request-target.ts';
 export interface ListenServerOptions extends ReceiverOptions, NodeHandlerOptions {
   /** How many recent requests the inspector keeps. Default 500. */
   history?: number | undefined;
+  /**
+   * Shows the inspector, `/requests.json` and stored files to every client. By default only
+   * loopback clients see them (others get 404); callbacks are taken from anywhere either way.
+   */
+  inspectorOpen?: boolean | undefined;
 }
 
 export interface ListenServer {
@@ -45,7 +51,8 @@ const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.(?:jpg|mp4)$/;
 
 /**
  * The `mediahook listen` server: every POST, at any path, is a callback for the receiver;
- * `GET /` is the inspector, `GET /requests.json` its data and `GET /files/NAME` a stored file.
+ * `GET /` is the inspector, `GET /requests.json` its data and `GET /files/NAME` a stored file,
+ * for loopback clients unless `inspectorOpen`.
  *
  * @example
  * const { server } = createListenServer({ out: './callbacks', onOutcome: console.log });
@@ -86,16 +93,18 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
     }
     // HEAD is GET without the body: Node leaves the body out of a HEAD answer by itself.
     const read = req.method === 'GET' || req.method === 'HEAD';
-    if (read && path === '/') {
+    // To a client it is not shown to, the inspector's pages are pages that do not exist.
+    const shown = read && inspectorServes(req.socket.remoteAddress, options.inspectorOpen === true);
+    if (shown && path === '/') {
       return send(res, 200, 'text/html; charset=utf-8', inspectorPage(), INSPECTOR_HEADERS);
     }
-    if (read && path === '/requests.json') {
+    if (shown && path === '/requests.json') {
       return sendRevalidated(req, res, JSON.stringify(recent.map(publicOutcome)), {
         'content-type': 'application/json; charset=utf-8',
         'x-content-type-options': 'nosniff',
       });
     }
-    if (read && path.startsWith('/files/')) {
+    if (shown && path.startsWith('/files/')) {
       return sendFile(res, receiver.out, fileNameOf(path));
     }
     if (!read) {

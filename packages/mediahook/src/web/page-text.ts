@@ -1,7 +1,7 @@
 /**
  * What the dashboard and the inspector share in their pages: how they show a text that came from
- * elsewhere (invisible characters made visible, long values clamped with a way to see them all)
- * and a time in UTC. Both are plain source, prepended to each page's own script and style; the
+ * elsewhere (invisible characters made visible, long values clamped with a way to see them all),
+ * a time in UTC, and a table that stacks into one card a row on a narrow screen. Both are plain source, prepended to each page's own script and style; the
  * pages' CSP admits the whole by its hash (page-headers.ts).
  */
 
@@ -16,11 +16,22 @@ export const TEXT_STYLE = String.raw`
   .long > .text { display: block; max-height: 5.6em; overflow: hidden; overflow-wrap: anywhere; }
   .long.open > .text { max-height: 22em; overflow-y: auto; }
   .long > .more { display: block; margin: .15rem 0 .25rem; font-size: 12px; padding: 0 .4rem; }
+  /* A table.stacks on a phone: one card a row, each value under its column's name (labelCells),
+     so a row's state and buttons stay on screen with no sideways scrolling. */
+  @media (max-width: 640px) {
+    table.stacks { min-width: 0; table-layout: auto; }
+    table.stacks colgroup, table.stacks thead { display: none; }
+    table.stacks tr, table.stacks td { display: block; }
+    table.stacks tr { border-bottom: 2px solid #c5cad3; padding: .25rem 0; }
+    table.stacks td { border: 0; padding: .15rem .6rem; }
+    table.stacks td[data-label]::before { content: attr(data-label) ": "; color: #4d5566; font-size: 12px; }
+  }
 `;
 
 /**
  * The shared part of the pages' scripts: `el`, `shown` (text with its invisible characters
- * shown), `visible` (the same for an attribute), `clamped` (a value, its first lines when long) and `utc`.
+ * shown), `visible` (the same for an attribute), `clamped` (a value, its first lines when long),
+ * `utc` and `labelCells` (a row's cells named by their columns, for a stacked table).
  */
 export const TEXT_SCRIPT = String.raw`
 'use strict';
@@ -105,5 +116,12 @@ function utc(iso, milliseconds, zone) {
   node.dateTime = full;
   node.title = date.toString();
   return node;
+}
+// Names each cell of a row by its column, from its table's head: a table.stacks shows the name
+// beside the value once it stacks on a narrow screen.
+function labelCells(row) {
+  const head = row.closest('table')?.tHead?.rows[0];
+  const names = head ? [...head.cells].map((th) => th.textContent) : [];
+  [...row.cells].forEach((cell, i) => (cell.dataset.label = names[i] ?? ''));
 }
 `;

@@ -18,13 +18,15 @@ interface RunOptions {
   closed?: ('stdout' | 'stderr')[];
   /** Variables added to this process's environment. */
   env?: Record<string, string>;
+  /** Runs as this user and group (this process being root). */
+  user?: { uid: number; gid: number };
 }
 
 /** Runs `bin/mediahook` as a child process (through its shebang) and collects its output. */
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, ...options.env };
-    const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env, ...options.user });
     for (const name of options.closed ?? []) child[name].destroy();
     let stdout = '';
     let stderr = '';

@@ -3,7 +3,7 @@
  * so the same body fed in different ways can be compared with one deep equality.
  */
 import { expect } from 'vitest';
-import { decode } from '../../../../soak/fuzz/oracle.ts';
+import { decode } from '../../../../test/support/fuzz/oracle.ts';
 import type { DecodeOptions, Family, MediaType, ProtocolErrorCode } from '../../src/protocol/index.ts';
 import { type FeedingPlan, feedingPlans, sha256Hex } from './bodies.ts';
 

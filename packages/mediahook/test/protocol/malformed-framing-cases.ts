@@ -14,7 +14,7 @@ function endingWith(ending: string): Buffer {
 }
 
 /** A body whose parts are written as raw header-block text, for header-level malformations. */
-function withRawHeaders(headerBlock: string, body = 'v'): Buffer {
+export function withRawHeaders(headerBlock: string, body = 'v'): Buffer {
   return Buffer.concat([
     rawBody(B, commonParts).subarray(0, -`--${B}--\r\n`.length),
     Buffer.from(`--${B}\r\n${headerBlock}\r\n\r\n${body}\r\n--${B}--\r\n`, 'latin1'),
@@ -48,6 +48,16 @@ export const FRAMING_CASES: MalformedCase[] = [
   {
     name: 'close delimiter followed by other text',
     body: endingWith(`--${B}--x\r\n`),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'close delimiter, transport padding, then other text',
+    body: endingWith(`--${B}-- \t x\r\n`),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'close delimiter, then CR and other text',
+    body: endingWith(`--${B}--\rx`),
     code: 'malformed_multipart',
   },
   { name: 'body ends without any close delimiter', body: endingWith(''), code: 'malformed_multipart' },
@@ -154,6 +164,11 @@ export const FRAMING_CASES: MalformedCase[] = [
   {
     name: 'NUL byte in a header name',
     body: withRawHeaders('Content-Disposition: form-data; name="message"\r\nX-\0: 1'),
+    code: 'malformed_multipart',
+  },
+  {
+    name: 'a byte beyond ASCII in a header name',
+    body: withRawHeaders('Content-Disposition: form-data; name="message"\r\nX-Tr\u00e4ce: 1'),
     code: 'malformed_multipart',
   },
   {

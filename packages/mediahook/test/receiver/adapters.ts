@@ -89,7 +89,7 @@ export function expressAdapter(
     start(receiver) {
       const app = express();
       setup?.(app);
-      app.post(PATH, expressHandler(receiver, options));
+      app.all(PATH, expressHandler(receiver, options));
       return listen(createServer(app));
     },
   };
@@ -115,7 +115,7 @@ function honoAdapter(options: AdapterOptions = {}): Adapter {
     name: 'Hono',
     start(receiver) {
       const app = new Hono();
-      app.post(PATH, honoHandler(receiver, options));
+      app.all(PATH, honoHandler(receiver, options));
       return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
     },
   };

@@ -75,6 +75,47 @@ export function overflowsSideways(page: Page): Promise<boolean> {
   });
 }
 
+/** Where the rows of a table are on a page, against its viewport's width. */
+interface RowsWithin {
+  /** How many rows matched. */
+  rows: number;
+  /** Each part missing from a row, or lying (partly) left or right of the viewport. */
+  outside: string[];
+}
+
+/**
+ * Measures each row matching `rowSelector` (by bounding box, as the page lays it out): every
+ * `required` part must be in it, and it and every `optional` part that is there must lie
+ * within the viewport's width, so that it is seen without scrolling sideways.
+ *
+ * @example
+ * expect(await rowsWithin(page, '#operations tr', ['.state'], ['button'])).toEqual({ rows: 3, outside: [] });
+ */
+export async function rowsWithin(
+  page: Page,
+  rowSelector: string,
+  required: string[],
+  optional: string[] = [],
+): Promise<RowsWithin> {
+  const width = page.viewportSize()!.width;
+  const rows = await page.locator(rowSelector).all();
+  const outside: string[] = [];
+  for (const [index, row] of rows.entries()) {
+    const name = (await row.getAttribute('data-id')) ?? (await row.getAttribute('data-key')) ?? `#${index}`;
+    for (const selector of [...required, ...optional]) {
+      const parts = await row.locator(selector).all();
+      if (parts.length === 0 && required.includes(selector)) outside.push(`${name}: no ${selector}`);
+      for (const part of parts) {
+        const box = await part.boundingBox();
+        if (!box || box.width === 0 || box.x < 0 || box.x + box.width > width) {
+          outside.push(`${name}: ${selector} at ${box ? `${box.x}..${box.x + box.width}` : 'nowhere'}`);
+        }
+      }
+    }
+  }
+  return { rows: rows.length, outside };
+}
+
 /** A suite's page of the moment: a fresh one for each test, with its problems watched. */
 interface PagePerTest {
   readonly page: Page;

@@ -18,25 +18,13 @@ import {
   type GuardedConnectorOptions,
   type SsrfPolicy,
 } from './ssrf/index.ts';
+import type { Attempt } from '../client/api-types.ts';
 
 /** How one attempt ended, before any schedule is applied. */
 export type AttemptVerdict = 'delivered' | 'gone' | 'retry' | 'refused';
 
-/** One delivery attempt, as the store records it. */
-export interface AttemptResult {
-  /** RFC 3339 start time. */
-  at: string;
-  duration_ms: number;
-  /** The receiver's status code, or null when there was no answer. */
-  status_code: number | null;
-  /** Why it failed without an answer (or a refused redirect), else null. */
-  error: string | null;
-  /** The first bytes of the answer, as text. */
-  response_head: string | null;
-  /** The headers sent with the request; null when none was sent (refused before dialling). */
-  request_headers: Record<string, string> | null;
-  /** The answer's headers (a repeated one joined by `, `); null without an answer. */
-  response_headers: Record<string, string> | null;
+/** One delivery attempt, as the store records it: as the API shows it, and how it ended. */
+export interface AttemptResult extends Attempt {
   verdict: AttemptVerdict;
   /** What the receiver's `Retry-After` asked for, in ms. */
   retry_after_ms: number | null;

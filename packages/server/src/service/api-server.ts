@@ -21,7 +21,7 @@ import {
   unauthorized,
 } from './api-error.ts';
 import { JSON_TYPE, segment, send } from './api-exchange.ts';
-import { corsHeaders, crossSiteReason, isAllowedPreflight, PREFLIGHT_HEADERS } from './cross-site.ts';
+import { corsHeaders, crossSiteReason, isAllowedPreflight, preflightHeaders } from './cross-site.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
 import type { RequestDrain } from './request-drain.ts';
@@ -78,6 +78,11 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     openapi: JSON.stringify(openApiDocument()),
   };
   const destinationOf = routerOf(ROUTES);
+  const guarded = ROUTES.filter((route) => route.role !== 'open');
+  const preflight = preflightHeaders(
+    guarded.map((route) => route.method),
+    guarded.flatMap((route) => (route.headers ?? []).map((header) => header.name)),
+  );
 
   /** Every key kept today may call every route: `client` and `admin` ones alike. */
   async function authorize(req: IncomingMessage, role: Role): Promise<void> {
@@ -105,7 +110,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
       const crossSite = crossSiteReason(req.method, req.headers, origins);
       if (crossSite !== null) throw crossSiteRequest(crossSite);
       if (isAllowedPreflight(req.method, req.headers, origins)) {
-        res.writeHead(204, PREFLIGHT_HEADERS);
+        res.writeHead(204, preflight);
         return void res.end();
       }
       await authorize(req, route?.role ?? 'client');

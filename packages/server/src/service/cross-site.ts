@@ -57,7 +57,7 @@ export function corsHeaders(
 
 /**
  * Whether a request is a CORS preflight from an allowed origin: answered 204 with
- * {@link PREFLIGHT_HEADERS}, before any key is asked for (a preflight never carries one).
+ * {@link preflightHeaders}, before any key is asked for (a preflight never carries one).
  */
 export function isAllowedPreflight(
   method: string | undefined,
@@ -71,9 +71,24 @@ export function isAllowedPreflight(
   );
 }
 
-/** What an allowed origin's page may send: the API's methods and the headers its calls use. */
-export const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
-  'access-control-allow-methods': 'GET, HEAD, POST',
-  'access-control-allow-headers': 'authorization, content-type, if-none-match',
-  'access-control-max-age': '600',
-};
+/**
+ * What an allowed origin's page may send: the API's methods and the headers its calls use, both
+ * taken from its routes (`headers` are the request headers routes declare, beyond the common ones).
+ */
+export function preflightHeaders(
+  methods: readonly string[],
+  headers: readonly string[],
+): Readonly<Record<string, string>> {
+  const allowedMethods = new Set(['GET', 'HEAD', ...methods]);
+  const allowedHeaders = new Set([
+    'authorization',
+    'content-type',
+    'if-none-match',
+    ...headers.map((name) => name.toLowerCase()),
+  ]);
+  return {
+    'access-control-allow-methods': [...allowedMethods].join(', '),
+    'access-control-allow-headers': [...allowedHeaders].join(', '),
+    'access-control-max-age': '600',
+  };
+}

@@ -1,8 +1,8 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { type Family, familiesCarrying, familyMediaProblem } from 'mediahook/protocol';
+import { familiesCarrying, familyMediaProblem } from 'mediahook/protocol';
+import type { CreateOperation } from '../client/api-types.ts';
 import { WEBHOOK_SCHEMES } from '../delivery/index.ts';
-import type { OperationKind } from '../store/index.ts';
 import { ApiError } from './api-error.ts';
 import { CREATE_OPERATION_SCHEMA, RECOVER_SCHEMA } from './api-schemas.ts';
 import { mediaTypeOf } from './generators/index.ts';
@@ -63,25 +63,15 @@ export function webhookUrlProblem(text: string): string | undefined {
   return undefined;
 }
 
-/** The body of `POST /v1/operations`, once validated. */
-interface CreateOperationRequest {
-  kind: OperationKind;
-  family: Family;
-  webhook_url: string;
-  prompt: string;
-  fail_with?: string;
-  status?: string;
-}
-
 /**
  * Validates a create-operation body against its schema and the rules a schema cannot say
  * (a webhook URL the sender can dial, a family that carries the kind's media type). Throws an {@link ApiError} 400 with a code.
  */
-export function parseCreateOperation(body: unknown): CreateOperationRequest {
+export function parseCreateOperation(body: unknown): CreateOperation {
   if (!validateCreate(body)) {
     throw new ApiError(400, 'invalid_request', describe(validateCreate.errors?.[0]));
   }
-  const request = body as CreateOperationRequest;
+  const request = body as CreateOperation;
   for (const field of ['prompt', 'fail_with', 'status', 'webhook_url'] as const) {
     // JSON may carry \u0000, which no store keeps (PostgreSQL's text cannot hold it).
     if (request[field]?.includes('\u0000')) {

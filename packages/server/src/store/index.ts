@@ -16,7 +16,6 @@ export {
   FINAL_CALLBACK_STATES,
   OPERATION_KINDS,
   OPERATION_STATES,
-  type OperationKind,
 } from './schema.ts';
 export { type StoreOptions } from './sql-store.ts';
 export { SqliteStore } from './sqlite/sqlite-store.ts';

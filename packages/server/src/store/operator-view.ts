@@ -2,23 +2,11 @@
  * What the operator's view reads from the store: each receiver's health, attempts over time,
  * and the recovery of what a receiver missed (docs/service.md, "Operating").
  */
-import type { CallbackState, CircuitState } from './schema.ts';
+import type { EndpointHealth, StatsBucket } from '../client/api-types.ts';
+import type { CircuitState } from './schema.ts';
 
-/** One receiver (`host:port`) as `GET /v1/endpoints` shows it. */
-export interface EndpointHealth {
-  key: string;
-  /** `half_open` once an open circuit's pause is over, as the next attempt then probes it. */
-  circuit_state: CircuitState;
-  /** Its callbacks by state, every state present. */
-  callbacks: Record<CallbackState, number>;
-  last_attempt_at: string | null;
-  /** The last failed attempt's error, or `HTTP <status>` when the receiver answered; null if none failed. */
-  last_error: string | null;
-  /** Share of the last hour's attempts answered 2xx, 0 to 1; null without attempts. */
-  success_rate_1h: number | null;
-  /** Durations of the last hour's attempts (nearest rank); null without attempts. */
-  latency_ms: { p50: number; p95: number } | null;
-}
+/** One receiver (`host:port`) and one bucket of attempts, as the API answers them. */
+export type { EndpointHealth, StatsBucket } from '../client/api-types.ts';
 
 /** The windows of `GET /v1/stats`, with the width of their buckets. */
 export const STATS_WINDOWS = {
@@ -27,16 +15,6 @@ export const STATS_WINDOWS = {
 } as const;
 
 export type StatsWindow = keyof typeof STATS_WINDOWS;
-
-/** Attempts that started within one bucket: delivered (2xx) or failed (anything else). */
-export interface StatsBucket {
-  start: string;
-  delivered: number;
-  failed: number;
-  /** Durations of the bucket's attempts (nearest rank); null without attempts. */
-  p50_ms: number | null;
-  p95_ms: number | null;
-}
 
 /** The store's part of the operator's view. */
 export interface OperatorViewStore {

@@ -5,11 +5,10 @@
  */
 import type { Kysely } from 'kysely';
 import type { Family, MediaType } from 'mediahook/protocol';
+import type { CallbackState, CircuitState, OperationKind, OperationState } from '../client/api-types.ts';
 
-export type OperationKind = 'image' | 'video';
-export type OperationState = 'queued' | 'running' | 'succeeded' | 'failed';
-export type CallbackState = 'pending' | 'delivering' | 'retrying' | 'delivered' | 'dead' | 'gone';
-export type CircuitState = 'closed' | 'open' | 'half_open';
+// The states the API shows are the ones the tables hold.
+export type { CallbackState, CircuitState, OperationKind, OperationState } from '../client/api-types.ts';
 
 export const OPERATION_KINDS: readonly OperationKind[] = ['image', 'video'];
 export const OPERATION_STATES: readonly OperationState[] = ['queued', 'running', 'succeeded', 'failed'];

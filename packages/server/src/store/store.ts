@@ -3,6 +3,7 @@
  * Unix milliseconds in records and RFC 3339 UTC text in the operation resource.
  */
 import type { Family, MediaType } from 'mediahook/protocol';
+import type { Operation } from '../client/api-types.ts';
 import type { OperatorViewStore } from './operator-view.ts';
 import type { CallbackState, CallbacksTable, CircuitState, OperationKind, OperationState } from './schema.ts';
 import type { StoreError } from './store-error.ts';
@@ -177,40 +178,8 @@ export interface ListOperationsOptions {
   before?: string | undefined;
 }
 
-/** The operation resource of `GET /v1/operations/{id_gen}`, field for field. */
-export interface OperationResource {
-  id_gen: string;
-  /** `external` for an outcome handed in through `POST /v1/callbacks`. */
-  kind: OperationKind | 'external';
-  family: Family;
-  state: OperationState;
-  webhook_url: string;
-  created_at: string;
-  finished_at: string | null;
-  /** Why a failed operation failed (the text its error callback carries); null otherwise. */
-  error_message: string | null;
-  callback: {
-    state: CallbackState;
-    /**
-     * The `status` part the callback carries (`success` / `error`, or the operation's
-     * override); null until the operation has finished.
-     */
-    status: string | null;
-    next_attempt_at: string | null;
-    attempts: {
-      at: string;
-      duration_ms: number;
-      status_code: number | null;
-      error: string | null;
-      /** The first bytes of the receiver's answer, as text (a receiver's error code, say). */
-      response_head: string | null;
-      /** The headers sent (signature included); null when nothing was sent. */
-      request_headers: Record<string, string> | null;
-      /** The receiver's answer's headers; null without an answer. */
-      response_headers: Record<string, string> | null;
-    }[];
-  };
-}
+/** The operation resource of `GET /v1/operations/{id_gen}`: the API's own type. */
+export type OperationResource = Operation;
 
 export interface EndpointRecord {
   key: string;

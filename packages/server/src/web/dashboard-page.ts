@@ -22,7 +22,7 @@ const STYLE = `${TEXT_STYLE}
   form, nav { display: flex; gap: .75rem; align-items: center; margin-bottom: 1rem; flex-wrap: wrap; }
   #key { display: inline-flex; gap: .5rem; align-items: center; }
   #key[hidden] { display: none; }
-  /* Narrow screens scroll the table sideways, inside its box, rather than squeeze it unreadable. */
+  /* Middling screens scroll a table sideways, inside its box; narrow ones stack it (below). */
   .scroll { overflow-x: auto; }
   /* Fixed columns: one long value cannot squeeze the others; it wraps, clamped to a few lines. */
   table { border-collapse: collapse; table-layout: fixed; width: 100%; min-width: 1120px; background: #fff; }
@@ -45,7 +45,7 @@ const STYLE = `${TEXT_STYLE}
   h2 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
   h3 { font-size: .95rem; margin: .75rem 0 .25rem; }
   h4 { font-size: .85rem; margin: .5rem 0 .15rem; color: #4d5566; }
-  table.receivers { min-width: 880px; }
+  @media (min-width: 641px) { table.receivers { min-width: 880px; } }
   col.c-key { width: 13rem; } col.c-circuit { width: 7rem; } col.c-rate { width: 7rem; }
   col.c-p95 { width: 7rem; } col.c-recover { width: 13rem; }
   .circuit-open { color: #b3261e; } .circuit-half-open { color: #8a6100; } .circuit-closed { color: #16703a; }
@@ -70,13 +70,7 @@ const STYLE = `${TEXT_STYLE}
                    padding: .5rem; margin-bottom: .3rem; }
   @media (max-width: 640px) {
     body { margin: .75rem; } img, video { max-width: 110px; }
-    /* The receivers stack, one card each, every value beside its column's name. */
-    table.receivers { min-width: 0; }
-    table.receivers colgroup, table.receivers thead { display: none; }
-    table.receivers tr, table.receivers td { display: block; }
-    table.receivers tr { border-bottom: 2px solid #c5cad3; padding: .25rem 0; }
-    table.receivers td { border: 0; padding: .15rem .6rem; }
-    table.receivers td::before { content: attr(data-label) ": "; color: #4d5566; font-size: 12px; }
+    form label, form input { max-width: 100%; }
   }
 `;
 
@@ -115,7 +109,7 @@ export function dashboardPage(): string {
 <section id="receivers-panel" aria-labelledby="receivers-title">
 <h2 id="receivers-title">Receivers</h2>
 <div class="scroll">
-<table class="receivers">
+<table class="receivers stacks">
   <colgroup><col class="c-key"><col class="c-circuit"><col class="c-counts"><col class="c-rate"><col class="c-p95"><col class="c-last"><col class="c-recover"></colgroup>
   <thead><tr><th scope="col">receiver</th><th scope="col">circuit</th><th scope="col">callbacks</th><th scope="col">success (1 h)</th><th scope="col">p95 (1 h)</th><th scope="col">last error</th><th scope="col">recover dead callbacks</th></tr></thead>
   <tbody id="receivers"></tbody>
@@ -134,7 +128,7 @@ export function dashboardPage(): string {
   <button type="button" id="older" disabled>Older</button>
 </nav>
 <div class="scroll">
-<table>
+<table class="operations stacks">
   <colgroup><col class="c-created"><col class="c-operation"><col class="c-state"><col class="c-callback"><col class="c-attempts"><col class="c-result"><col class="c-action"></colgroup>
   <thead><tr><th scope="col">created (UTC)</th><th scope="col">operation</th><th scope="col">state</th><th scope="col">callback</th><th scope="col">attempts (UTC)</th><th scope="col">result</th><th scope="col">action</th></tr></thead>
   <tbody id="operations"></tbody>

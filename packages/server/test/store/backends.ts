@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { POSTGRES_URL } from '../../../../soak/lib/processes.ts';
+import { POSTGRES_URL } from '../../../../test/support/processes.ts';
 import { PostgresStore, SqliteStore, type Store, type StoreOptions } from '../../src/store/index.ts';
 
-export { POSTGRES_URL, probePostgres } from '../../../../soak/lib/processes.ts';
+export { POSTGRES_URL, probePostgres } from '../../../../test/support/processes.ts';
 
 /** One test's database. */
 export interface Backend {

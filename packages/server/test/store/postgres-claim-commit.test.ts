@@ -6,7 +6,7 @@
  */
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { freshSchema, POSTGRES_URL, probePostgres } from '../../../../soak/lib/processes.ts';
+import { freshSchema, POSTGRES_URL, probePostgres } from '../../../../test/support/processes.ts';
 import { claimCallbackRows } from '../../src/store/claim-queries.ts';
 import { PostgresStore } from '../../src/store/index.ts';
 import { postgresDialect } from '../../src/store/postgres/postgres-dialect.ts';

@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { freshSchema, POSTGRES_URL, probePostgres } from '../../../../soak/lib/processes.ts';
+import { freshSchema, POSTGRES_URL, probePostgres } from '../../../../test/support/processes.ts';
 import { PostgresStore } from '../../src/store/index.ts';
 import { newOperation } from './helpers.ts';
 

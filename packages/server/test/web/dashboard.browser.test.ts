@@ -157,12 +157,14 @@ describe.skipIf(skipBrowserTests)('the service dashboard', () => {
 
   it('filters by callback state and family', async () => {
     await page.selectOption('select[name="callback_state"]', 'delivered');
+    // Some rows, all delivered: an empty list would pass `every` without showing anything.
     await expect
       .poll(
-        async () => (await page.locator('.callback-state').allTextContents()).every((s) => s === 'delivered'),
-        {
-          timeout: 10_000,
+        async () => {
+          const states = await page.locator('#operations .callback-state').allTextContents();
+          return states.length > 0 && states.every((s) => s === 'delivered');
         },
+        { timeout: 10_000 },
       )
       .toBe(true);
     await page.selectOption('select[name="callback_state"]', '');

@@ -19,7 +19,7 @@ export type ExpressHandler = ((
  * @example
  * const app = express();
  * const callbacks = expressHandler(createReceiver({ out: './callbacks' }));
- * app.post('/callbacks', callbacks);
+ * app.all('/callbacks', callbacks); // POST takes callbacks, other methods get 405
  * app.listen(9000).on('clientError', callbacks.clientError); // optional, see NodeHandler
  */
 export function expressHandler(receiver: Receiver, options?: NodeHandlerOptions): ExpressHandler {

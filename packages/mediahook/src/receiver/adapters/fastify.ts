@@ -64,6 +64,12 @@ export interface FastifyInstanceLike {
     path: string,
     handler: (request: FastifyRequestLike, reply: FastifyReplyLike) => Promise<unknown>,
   ): unknown;
+  route(options: {
+    method: string[];
+    url: string;
+    exposeHeadRoute: boolean;
+    handler: (request: FastifyRequestLike, reply: FastifyReplyLike) => Promise<unknown>;
+  }): unknown;
 }
 
 /** An async Fastify plugin, as `register` takes it. */
@@ -97,10 +103,14 @@ function contentTypeRefusal(request: FastifyRequestLike): ProtocolError {
     : new ProtocolError('not_multipart', 'the Content-Type cannot be parsed');
 }
 
+/** The methods the plugin answers 405 on its path, besides the POST it takes. */
+const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
+
 /**
- * A Fastify plugin that adds a `POST` callback route. Inside the plugin's scope every content
- * type is passed through unparsed, so the body streams straight into the receiver. A sender
- * that asks `Expect: 100-continue` gets `100 Continue` only once the callback's headers pass.
+ * A Fastify plugin that adds a `POST` callback route, and answers the other methods on its path
+ * with 405 (`Allow: POST`). Inside the plugin's scope every content type is passed through
+ * unparsed, so the body streams straight into the receiver. A sender that asks
+ * `Expect: 100-continue` gets `100 Continue` only once the callback's headers pass.
  *
  * @example
  * const app = Fastify();
@@ -135,6 +145,17 @@ export const fastifyReceiver: FastifyReceiverPlugin = async (instance, options) 
       await options.receiver.handle({ header: header(request), body: null, failure }),
     );
   });
+  instance.route({
+    method: OTHER_METHODS,
+    url: path,
+    // HEAD is in the list: Fastify must not make one of its own from the GET.
+    exposeHeadRoute: false,
+    handler: async (request, reply) => {
+      const failure = hostGuard?.(request.raw.headers.host) ?? undefined;
+      const refusal = { header: header(request), body: null, failure, method: request.raw.method };
+      return send(request, reply, await options.receiver.handle(refusal));
+    },
+  });
   instance.post(path, async (request, reply) => {
     let failure: unknown;
     let body: ReceiverRequest['body'] = null;
@@ -155,10 +176,11 @@ export const fastifyReceiver: FastifyReceiverPlugin = async (instance, options) 
       failure = error;
     }
     const signal = goneSignal(reply.raw);
+    const method = request.raw.method;
     return send(
       request,
       reply,
-      await options.receiver.handle({ header: header(request), body, failure, signal }),
+      await options.receiver.handle({ header: header(request), body, failure, signal, method }),
     );
   });
 };

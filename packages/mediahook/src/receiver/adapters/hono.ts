@@ -17,7 +17,8 @@ export interface HonoContextLike {
 }
 
 /**
- * A Hono handler: `app.post('/callbacks', honoHandler(receiver))`. Hono's own `parseBody` is
+ * A Hono handler: `app.all('/callbacks', honoHandler(receiver))` (all methods: any but POST is
+ * answered 405, where `app.post` leaves them to Hono's 404). Hono's own `parseBody` is
  * bypassed, so the file streams instead of being buffered. On @hono/node-server, with
  * `deferContinue(server, path)`, a sender that asks `Expect: 100-continue` gets it only once
  * the callback's headers pass. The body is read with the idle timeout and minimum upload rate
@@ -26,7 +27,7 @@ export interface HonoContextLike {
  *
  * @example
  * const app = new Hono();
- * app.post('/callbacks', honoHandler(createReceiver({ out: './callbacks' })));
+ * app.all('/callbacks', honoHandler(createReceiver({ out: './callbacks' })));
  */
 export function honoHandler(
   receiver: Receiver,

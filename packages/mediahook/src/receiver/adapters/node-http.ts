@@ -300,10 +300,16 @@ export function nodeHandler(receiver: Receiver, options: NodeHandlerOptions = {}
       if (refusal) throw refusal;
       body = guardedNodeBody(req, guards, deferredContinue, (fail) => (current.fail = fail));
     } catch (error) {
-      sendNodeResponse(res, await receiver.handle({ header, body: null, failure: error }));
+      sendNodeResponse(
+        res,
+        await receiver.handle({ header, body: null, failure: error, method: req.method }),
+      );
       return;
     }
-    sendNodeResponse(res, await receiver.handle({ header, body, signal: goneSignal(res) }));
+    sendNodeResponse(
+      res,
+      await receiver.handle({ header, body, signal: goneSignal(res), method: req.method }),
+    );
   };
   const clientError = (error: HttpClientError, socket: Duplex) => {
     // Node reports every further chunk of a broken connection again: answer it once.

@@ -69,6 +69,7 @@ export async function answerWebRequest(
     header: (name) => request.headers.get(name) ?? undefined,
     body,
     failure,
+    method: request.method,
     // Read only if a copy must wait for another process: Deno warns on the first read.
     get signal() {
       return request.signal;

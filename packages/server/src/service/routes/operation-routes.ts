@@ -1,5 +1,6 @@
 /** The handlers of `/v1/operations`: start, list, read, redeliver, and the result file. */
 import { FAMILIES, uuidv7 } from 'mediahook/protocol';
+import type { OperationList } from '../../client/api-types.ts';
 import { CALLBACK_STATES, OPERATION_STATES } from '../../store/index.ts';
 import { ApiError } from '../api-error.ts';
 import { oneOf, queryParam, readJson, sendData, sendJson, textParam } from '../api-exchange.ts';
@@ -39,7 +40,7 @@ export const listOperations: RouteHandler = async ({ res, url }, { store }) => {
     before: textParam(url, 'before'),
   });
   const last = operations.length === limit ? operations[operations.length - 1]!.id_gen : null;
-  sendData(res, { operations, next_before: last });
+  sendData(res, { operations, next_before: last } satisfies OperationList);
 };
 
 export const getOperation: RouteHandler = async ({ res, params }, { store }) => {

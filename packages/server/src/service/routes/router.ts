@@ -2,7 +2,7 @@
  * Finds the route of the table a request is for: by its path (with `{name}` parameters) and
  * method (HEAD goes wherever GET does), and which methods its path takes otherwise.
  */
-import type { Method, Route } from './route.ts';
+import type { Route } from './route.ts';
 
 /** Paths under it belong to the API: an unknown one is still guarded (its 404 needs a key). */
 const API_PREFIX = '/v1/';
@@ -54,7 +54,7 @@ export function routerOf(
 ): (method: string | undefined, path: string) => Destination {
   const compiled = routes.map(compile);
   return (method, path) => {
-    const wanted: Method | string | undefined = method === 'HEAD' ? 'GET' : method;
+    const wanted = method === 'HEAD' ? 'GET' : method;
     const matching: { route: Route; params: Record<string, string> }[] = [];
     for (const { route, pattern, names } of compiled) {
       const match = pattern.exec(path);

@@ -309,6 +309,7 @@ function row(op) {
   row.insertCell().append(attemptList(op));
   row.insertCell().append(preview(op));
   row.insertCell().append(...actions(op));
+  labelCells(row);
 }
 /** @param {Operation} op */
 function callbackCell(op) {

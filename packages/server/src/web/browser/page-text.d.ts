@@ -15,3 +15,5 @@ declare function visible(value: unknown): string;
 declare function clamped(value: unknown, key: string): Node;
 /** A time in UTC, the clock alone when it is today. */
 declare function utc(iso: string, milliseconds?: boolean, zone?: boolean): HTMLElement;
+/** Names each cell of a row by its column, for a table that stacks on a narrow screen. */
+declare function labelCells(row: HTMLTableRowElement): void;

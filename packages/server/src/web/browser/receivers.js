@@ -42,15 +42,6 @@ function paintReceivers() {
       if (n instanceof HTMLElement && n.dataset.focus === refocus) n.focus();
     });
 }
-// Each cell's column name, from the table's head, which a narrow screen shows beside the cell
-// (the table then stacks).
-const RECEIVER_COLUMNS = [...document.querySelectorAll('table.receivers thead th')].map(
-  (th) => th.textContent ?? '',
-);
-/** @param {HTMLTableRowElement} row */
-function labelCells(row) {
-  [...row.cells].forEach((cell, i) => (cell.dataset.label = RECEIVER_COLUMNS[i] ?? ''));
-}
 /** @param {Receiver} receiver */
 function receiverRow(receiver) {
   const row = receiverRows.insertRow();

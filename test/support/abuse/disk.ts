@@ -6,7 +6,7 @@
  */
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { encodeCallback } from '../../packages/mediahook/src/protocol/index.ts';
+import { encodeCallback } from '../../../packages/mediahook/src/protocol/index.ts';
 import { errorCode, postHead, rawRequest } from './raw-http.ts';
 import { type ListenProcess, startListen } from './listen-process.ts';
 

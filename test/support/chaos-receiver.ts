@@ -7,7 +7,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { rng } from './lib/rng.ts';
+import { rng } from './rng.ts';
 
 export const BEHAVIOURS = [
   'ok',
@@ -42,7 +42,7 @@ export interface ChaosRequest {
   answered: number | null;
 }
 
-export interface ChaosReceiver {
+interface ChaosReceiver {
   /** The webhook URL of the callback with this key. */
   url(key: string): string;
   readonly requests: ChaosRequest[];
@@ -56,7 +56,7 @@ export interface ChaosReceiver {
 }
 
 /** What the receiver does with attempt `attempt` (1-based) of `key`: the same for a given seed. */
-export function behaviourFor(seed: number, id: string, attempt: number): Behaviour {
+function behaviourFor(seed: number, id: string, attempt: number): Behaviour {
   let h = seed >>> 0;
   for (const ch of `${id}#${attempt}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
   const random = rng(h);

@@ -8,13 +8,13 @@ import fc from 'fast-check';
 import { readdir } from 'node:fs/promises';
 import { startListen } from '../abuse/listen-process.ts';
 import { errorCode, postHead, rawRequest } from '../abuse/raw-http.ts';
-import { tempDir } from '../lib/processes.ts';
-import { rng } from '../lib/rng.ts';
+import { tempDir } from '../processes.ts';
+import { rng } from '../rng.ts';
 import { type BodySpec, validCaseArb } from './bodies.ts';
 import { MUTATION_KINDS, mutate } from './mutate.ts';
 import { decode } from './oracle.ts';
 
-export interface HttpFuzzFigures {
+interface HttpFuzzFigures {
   requests: number;
   accepted: number;
   refusedByCode: Record<string, number>;

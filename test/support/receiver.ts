@@ -7,7 +7,7 @@ import { readdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { createListenServer, type ListenServer } from '../../packages/mediahook/src/web/listen-server.ts';
 
-export interface CountingReceiver {
+interface CountingReceiver {
   url: string;
   listen: ListenServer;
   /** POST requests that reached the server, whole or not. */

@@ -12,30 +12,16 @@ import {
   encodeCallback,
   FAMILIES,
   FAMILY_PARTS,
-  type Family,
   type FileSink,
-  type MediaType,
   ProtocolError,
   type ProtocolErrorCode,
   sniffMediaType,
-} from '../../packages/mediahook/src/protocol/index.ts';
+} from '../../../packages/mediahook/src/protocol/index.ts';
+import type { Expected } from './bodies.ts';
 
-export interface Decoded {
-  family: Family;
-  event: 'success' | 'error';
-  status: string;
-  id_gen: string;
-  time_gen: string;
-  message?: string;
-  file?: {
-    part: string;
-    filename: string;
-    declaredType: string | null;
-    mediaType: MediaType;
-    bytes: number;
-    sha256: string | null;
-    content: Buffer;
-  };
+/** A callback as a decoder read it: what a valid body is expected to be, and its file's size and hash. */
+export interface Decoded extends Omit<Expected, 'file'> {
+  file?: NonNullable<Expected['file']> & { bytes: number; sha256: string | null };
 }
 
 export type Outcome = { ok: true; callback: Decoded } | { ok: false; code: ProtocolErrorCode };
@@ -203,7 +189,7 @@ export async function reencodeProblem(callback: Decoded, attempt = 0): Promise<s
   return isDeepStrictEqual(a, b) ? null : 'its re-encoding decodes differently';
 }
 
-export interface BusboyPart {
+interface BusboyPart {
   name: string | undefined;
   /** `unreadable`: a text busboy could not decode (a charset it does not know). */
   kind: 'field' | 'file' | 'unreadable';
@@ -212,7 +198,7 @@ export interface BusboyPart {
   mimeType: string;
 }
 
-export type BusboyReading = { ok: true; parts: BusboyPart[] } | { ok: false; error: string };
+type BusboyReading = { ok: true; parts: BusboyPart[] } | { ok: false; error: string };
 
 /**
  * busboy's reading of a body: every part it reports, or the error it raises. busboy 1.6 never

@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { chunksOf, rng } from '../lib/rng.ts';
+import { chunksOf, rng } from '../rng.ts';
 import { type Expected, serialize, type ValidCase, validCaseArb } from './bodies.ts';
 import { MUTATION_KINDS, type Mutated, type Mutation, mutate } from './mutate.ts';
 import {

@@ -9,7 +9,7 @@ import {
   FAMILY_PARTS,
   type Family,
   type MediaType,
-} from '../../packages/mediahook/src/protocol/index.ts';
+} from '../../../packages/mediahook/src/protocol/index.ts';
 
 /** One part as written on the wire: header lines (without line ends) and the body. */
 export interface PartSpec {

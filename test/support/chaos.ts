@@ -13,13 +13,13 @@ import {
   blobKeyOf,
   DirectoryBlobStore,
   type RetryPolicy,
-} from '../packages/server/src/delivery/index.ts';
-import { uuidv7Generator } from '../packages/mediahook/src/protocol/uuidv7.ts';
-import { type AttemptRecord, openStore, type Store } from '../packages/server/src/store/index.ts';
+} from '../../packages/server/src/delivery/index.ts';
+import { uuidv7Generator } from '../../packages/mediahook/src/protocol/uuidv7.ts';
+import { type AttemptRecord, openStore, type Store } from '../../packages/server/src/store/index.ts';
 import { type Behaviour, type ChaosRequest, startChaosReceiver } from './chaos-receiver.ts';
-import { tempDir, until } from './lib/processes.ts';
+import { tempDir, until } from './processes.ts';
 
-export interface ChaosOptions {
+interface ChaosOptions {
   callbacks: number;
   /**
    * One callback in this many carries a 12 MiB file: more than loopback socket buffers hold, so
@@ -30,7 +30,7 @@ export interface ChaosOptions {
   settleMs: number;
 }
 
-export interface ChaosFigures {
+interface ChaosFigures {
   callbacks: number;
   receiverRequests: number;
   attemptsRecorded: number;
@@ -52,7 +52,7 @@ export interface ChaosFigures {
 }
 
 /** Retries after 50 ms to 400 ms: six tries in all, then dead. */
-export const CHAOS_RETRY: RetryPolicy = {
+const CHAOS_RETRY: RetryPolicy = {
   schedule: [50, 100, 200, 300, 400],
   jitter: 0.1,
   retryAfterMinMs: 0,

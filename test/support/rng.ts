@@ -2,7 +2,7 @@
  * A small seeded generator (mulberry32): the same seed gives the same run on every machine, so
  * any failure a soak or a test reports can be replayed from the seed it prints.
  */
-export interface Rng {
+interface Rng {
   /** A float in [0, 1). */
   next(): number;
   /** An integer in [0, n). */

@@ -7,8 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { Agent, request } from 'undici';
-import { openStore, type OperationResource, type Store } from '../packages/server/src/store/index.ts';
-import { rng } from './lib/rng.ts';
+import { openStore, type OperationResource, type Store } from '../../packages/server/src/store/index.ts';
+import { rng } from './rng.ts';
 import {
   type Cli,
   freshSchema,
@@ -20,8 +20,8 @@ import {
   stopGently,
   tempDir,
   until,
-} from './lib/processes.ts';
-import { startCountingReceiver } from './lib/receiver.ts';
+} from './processes.ts';
+import { startCountingReceiver } from './receiver.ts';
 
 export interface CrashOptions {
   backend: 'sqlite' | 'postgres';
@@ -42,7 +42,7 @@ export interface CrashOptions {
   log?: (line: string) => void;
 }
 
-export interface CrashFigures {
+interface CrashFigures {
   backend: string;
   operationsSubmitted: number;
   submitRetries: number;

@@ -4,7 +4,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'undici';
-import { BIN, type Cli, startCli, stopGently } from '../lib/processes.ts';
+import { BIN, type Cli, startCli, stopGently } from '../processes.ts';
 
 export interface ListenRecord {
   event: 'success' | 'error' | 'rejected';

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { Agent, request } from 'undici';
-import { encodeCallback } from '../../packages/mediahook/src/protocol/index.ts';
-import { sleep } from '../lib/processes.ts';
+import { encodeCallback } from '../../../packages/mediahook/src/protocol/index.ts';
+import { sleep } from '../processes.ts';
 import { BOUNDARY } from './cases.ts';
 import type { ListenProcess } from './listen-process.ts';
 

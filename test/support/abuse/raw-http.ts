@@ -5,7 +5,7 @@
  */
 import { connect, type Socket } from 'node:net';
 
-export interface RawAnswer {
+interface RawAnswer {
   /** The status code, or null when the connection ended without one. */
   status: number | null;
   body: string;

@@ -13,23 +13,23 @@ import { runDiskFaults, type DiskFigures } from './disk.ts';
 import { startListen } from './listen-process.ts';
 import { errorCode, postHead, rawRequest } from './raw-http.ts';
 import { runSlowloris, type SlowlorisFigures } from './slowloris.ts';
-import { tempDir } from '../lib/processes.ts';
+import { tempDir } from '../processes.ts';
 
-export interface AbuseOptions {
+interface AbuseOptions {
   slowlorisConnections: number;
   slowlorisMs: number;
   /** Valid callbacks sent while the slowloris connections are open. */
   validDuringSlowloris: number;
 }
 
-export interface CaseResult {
+interface CaseResult {
   name: string;
   expected: string;
   got: string;
   ok: boolean;
 }
 
-export interface AbuseFigures {
+interface AbuseFigures {
   cases: CaseResult[];
   failures: string[];
   /** Files in the output directory other than the receiver's `.mediahook` folder of receipts. */

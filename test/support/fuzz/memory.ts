@@ -6,9 +6,9 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { CallbackDecoder } from '../../packages/mediahook/src/protocol/index.ts';
+import { CallbackDecoder } from '../../../packages/mediahook/src/protocol/index.ts';
 
-export interface MemoryFigures {
+interface MemoryFigures {
   streamedMb: number;
   /** Growth of heap plus buffers while streaming, sampled every 4 MiB; the largest, in MiB. */
   maxGrowthMb: number;
