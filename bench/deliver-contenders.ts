@@ -117,6 +117,7 @@ async function createOperations(store: Store, n: number, origin: string): Promis
   await inLanes(n, store.sharedByProcesses ? 8 : 1, async (i) => {
     await store.createOperation({
       id_gen: ids[i]!,
+      client: 'default',
       kind: 'image',
       family: 'A',
       webhook_url: `${origin}/cb/${ids[i]}`,

@@ -55,6 +55,7 @@ async function otherReceiversCallbacks(store: Store, n: number): Promise<void> {
     const id = nextId();
     await store.createOperation({
       id_gen: id,
+      client: 'default',
       kind: 'image',
       family: 'A',
       webhook_url: OTHER_URL,

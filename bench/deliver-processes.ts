@@ -38,6 +38,7 @@ async function processesDrain(processes: number, n: number, env: Env, receiver: 
       const id = ids[i]!;
       await outbox.store.createOperation({
         id_gen: id,
+        client: 'default',
         kind: 'image',
         family: 'A',
         webhook_url: `${env.origin}/cb/${id}`,

@@ -69,11 +69,11 @@ for (const backend of backends) {
     await load(outbox, n, now);
     const loaded = performance.now() - started;
     const { store } = outbox;
-    const health = await timed(5, () => store.listEndpointHealth());
-    const hour = await timed(5, () => store.attemptStats('1h'));
-    const day = await timed(5, () => store.attemptStats('24h'));
+    const health = await timed(5, () => store.listEndpointHealth('default'));
+    const hour = await timed(5, () => store.attemptStats('default', '1h'));
+    const day = await timed(5, () => store.attemptStats('default', '24h'));
     const recoverStarted = performance.now();
-    const requeued = await store.recoverEndpoint('r7.test:80', now - 3_600_000);
+    const requeued = await store.recoverEndpoint('default', 'r7.test:80', now - 3_600_000);
     const recover = performance.now() - recoverStarted;
     const line = [
       `${backend}: ${n.toLocaleString('en')} callbacks (loaded in ${(loaded / 1000).toFixed(1)} s)`,

@@ -148,7 +148,21 @@ describe('npm install mediahook', () => {
     },
   );
 
-  it.each(['serve', 'worker', 'keys', 'demo'])(
+  it('sends a built-in sample with npx mediahook send --sample', { timeout: INSTALL }, async () => {
+    const project = await installedProject('receiver');
+    const work = await scratch();
+    await writeFile(join(project, 'app.mjs'), ESM_APP);
+    const out = join(work, 'received');
+    const { url, app } = await startApp(project, 'app.mjs', out);
+    const args = ['mediahook', 'send', url, '--family', 'A', '--sample', 'mp4', '--id', 'install-sample'];
+    const sent = await runIn(project, 'npx', args);
+    expect(sent, sent.stderr).toMatchObject({ code: 0 });
+    app.stdout!.setEncoding('utf8');
+    const [line] = (await once(app.stdout!, 'data')) as [string];
+    expect(JSON.parse(line)).toEqual({ id: 'install-sample', path: join(out, 'install-sample.mp4') });
+  });
+
+  it.each(['serve', 'worker', 'keys', 'demo', 'doctor'])(
     'mediahook %s says it needs @mediahook/server and exits 2, --help included',
     { timeout: INSTALL },
     async (command) => {
@@ -169,7 +183,7 @@ describe('npm install mediahook', () => {
       const project = await installedProject('receiver');
       const help = await runIn(project, 'npx', ['mediahook', '--help']);
       expect(help.code).toBe(0);
-      for (const command of ['serve', 'worker', 'keys', 'demo']) {
+      for (const command of ['serve', 'worker', 'keys', 'demo', 'doctor']) {
         expect(help.stdout).toMatch(new RegExp(`^ {2}${command} +\\(needs @mediahook/server`, 'm'));
       }
     },
@@ -189,7 +203,13 @@ describe('npm install mediahook @mediahook/server', () => {
       serverCommands: { name: string; summary: string }[];
     };
     const listed = (await runIn(project, 'npx', ['mediahook', '--help'])).stdout;
-    expect(described.serverCommands.map(({ name }) => name)).toEqual(['serve', 'worker', 'keys', 'demo']);
+    expect(described.serverCommands.map(({ name }) => name)).toEqual([
+      'serve',
+      'worker',
+      'keys',
+      'demo',
+      'doctor',
+    ]);
     for (const { name, summary } of described.serverCommands) {
       const line = listed.split('\n').find((text) => text.startsWith(`  ${name} `));
       expect(line?.trim(), name).toMatch(new RegExp(`^${name} +`));
@@ -206,7 +226,15 @@ describe('npm install mediahook @mediahook/server', () => {
     });
     // A key is stored in the service's SQLite database: the native module was built on install.
     const data = await scratch();
-    const created = await runIn(project, 'npx', ['mediahook-server', 'keys', 'create', '--data', data]);
+    const created = await runIn(project, 'npx', [
+      'mediahook-server',
+      'keys',
+      'create',
+      '--client',
+      'ci',
+      '--data',
+      data,
+    ]);
     expect(created, created.stderr).toMatchObject({ code: 0 });
     expect(created.stdout).toMatch(/mh_\S+/);
   });

@@ -51,7 +51,7 @@ async function contentKey(): Promise<string> {
     const dir = join(ROOT, path);
     const own = ['package.json', 'CHANGELOG.md', ...(name === 'mediahook' ? [] : ['README.md'])];
     for (const file of own) await add(join(dir, file));
-    for (const sub of ['dist', 'docs']) {
+    for (const sub of ['dist', 'docs', 'samples']) {
       for (const file of await filesUnder(join(dir, sub))) await add(join(dir, sub, file));
     }
   }

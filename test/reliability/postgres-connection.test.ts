@@ -38,7 +38,7 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')('a PostgreSQ
           expect(await until(() => errors.length > 0, 10_000, 20)).toBe(true);
         })
         .catch(() => {});
-      expect(await store.getOperation('nothing-here')).toBeUndefined();
+      expect(await store.getOperation('default', 'nothing-here')).toBeUndefined();
     } finally {
       await store.close();
       await admin.end();

@@ -112,6 +112,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
     // so that a seed always makes the same run.
     await store.createOperation({
       id_gen: id,
+      client: 'default',
       kind: 'image',
       family: 'A',
       webhook_url: receiver.url(String(n)),

@@ -283,7 +283,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashFigures> {
 async function listAll(store: Store): Promise<OperationResource[]> {
   const all: OperationResource[] = [];
   for (let before: string | undefined; ;) {
-    const page = await store.listOperations({ limit: 500, before });
+    const page = await store.listOperations('default', { limit: 500, before });
     all.push(...page);
     if (page.length < 500) return all;
     before = page.at(-1)!.id_gen;

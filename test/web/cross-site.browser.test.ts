@@ -167,7 +167,7 @@ describe.skipIf(skipBrowserTests)('a page of another site', () => {
       await freshPage();
       await page.evaluate(redeliver, `${run.url}/v1/operations/${id}/redeliver`);
       await page.waitForTimeout(1000);
-      const after = await run.store.getOperation(id);
+      const after = await run.store.getOperation('default', id);
       expect(after?.callback.state).toBe('gone');
       expect(after?.callback.attempts).toHaveLength(before.callback.attempts.length);
       expect(events).not.toContain('callback_redelivered');

@@ -19,7 +19,7 @@ export {
   UsageError,
 } from './cli/command.ts';
 export { COMMANDS } from './cli/commands.ts';
-export { parseDurationList } from './cli/duration.ts';
+export { parseDuration, parseDurationList } from './cli/duration.ts';
 export { main } from './cli/main.ts';
 export { untilSignal } from './cli/signals.ts';
 export { isTlsErrorCode } from './cli/tls-error.ts';

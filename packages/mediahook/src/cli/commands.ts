@@ -20,10 +20,16 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./send.ts')).sendCommand,
   },
   {
+    name: 'replay',
+    summary: 'Send callbacks that listen kept to a URL again, byte-exact',
+    load: async () => (await import('./replay.ts')).replayCommand,
+  },
+  {
     name: 'check',
     summary: 'Check that a receiver conforms: valid, repeated, malformed, badly signed callbacks',
     load: async () => (await import('./check.ts')).checkCommand,
   },
   serverCommand('keys'),
   serverCommand('demo'),
+  serverCommand('doctor'),
 ];

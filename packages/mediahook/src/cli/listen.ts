@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { FAMILIES, isFamily } from '../protocol/index.ts';
 import { listenLineOf, listenRecordOf } from '../web/listen-record.ts';
 import { isLoopbackAddress } from '../web/inspector-access.ts';
+import type { SendTarget } from '../web/kept-sending.ts';
 import { createListenServer } from '../web/listen-server.ts';
 import { fileModesOf, makeDirectorySync } from '../receiver/file-modes.ts';
 import { hostHint, oncePerHost, RECEIPTS_FOLDER } from '../receiver/index.ts';
@@ -22,16 +23,52 @@ import {
   portFlag,
   secretFlags,
   sizeFlag,
+  urlArgument,
   UsageError,
 } from './command.ts';
+import { displayUrl } from './post-callback.ts';
 import { untilSignal } from './signals.ts';
+
+/** Where `--forward-to` sends, checked: a URL, and `--forward-secret` only with `--secret`. */
+function forwardTargetOf(
+  values: { 'forward-to'?: string; 'forward-secret'?: string[]; 'forward-timeout'?: string },
+  secrets: readonly string[],
+): SendTarget | undefined {
+  const forwardSecrets = secretFlags(values['forward-secret']);
+  if (values['forward-to'] === undefined) {
+    if (forwardSecrets.length > 0 || values['forward-timeout'] !== undefined) {
+      throw new UsageError('--forward-secret and --forward-timeout go with --forward-to');
+    }
+    return undefined;
+  }
+  if (forwardSecrets.length > 0 && secrets.length === 0) {
+    throw new UsageError(
+      '--forward-secret needs --secret: only a callback whose signature was checked is signed again',
+    );
+  }
+  return {
+    url: urlArgument([values['forward-to']]),
+    secrets: forwardSecrets,
+    timeoutMs: durationFlag('--forward-timeout', values['forward-timeout'], 30_000, { min: 1 }),
+    // Unique to this process: a --forward-to that leads back here is found on the first lap.
+    via: `1.1 mediahook-listen-${randomBytes(6).toString('hex')}`,
+  };
+}
+
+/** A count flag's value: decimal digits; `fallback` when absent. */
+function countFlag(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(value)) throw new UsageError(`${flag} takes a whole number, not "${value}"`);
+  return Number(value);
+}
 
 const USAGE = `Usage: mediahook listen [options]
 
 Receives callbacks: validates each one strictly, checks its signature when a secret is set,
 stores the file in --out (atomically, once per id_gen) and prints one line per request.
-Every POST, at any path, is a callback; GET / is the inspector page, shown to clients on this
-machine (loopback) only unless --inspector-open is given.
+Every POST, at any path but /.mediahook/, is a callback; GET / is the inspector page, shown to
+clients on this machine (loopback) only unless --inspector-open is given.
+With --forward-to, each accepted callback is sent on to your app, and the sender gets its answer.
 
 Options:
   --port N                 port to listen on (default 9000; 0 picks a free one)
@@ -52,6 +89,14 @@ Options:
                            localhost are answered, against DNS rebinding (a tunnel needs its name)
   --allow-origin ORIGIN    take callbacks that a browser page of this origin posts (repeatable);
                            by default a request with an Origin header is refused
+  --forward-to URL         send every accepted callback on to URL, byte-exact; the sender gets the
+                           app's 2xx as 200, anything else as 500 (forward_failed: no answer)
+  --forward-secret whsec_… sign what is forwarded afresh (same webhook-id, new timestamp);
+                           needs --secret: nothing unverified is ever signed again
+  --forward-timeout DUR    how long the app may take to answer once the body is sent (default 30s)
+  --keep-requests N        keep the raw request of the last N accepted callbacks, for replay, in
+                           DIR/.requests (default 100; 0 keeps none)
+  --keep-bytes SIZE        at most SIZE of kept requests in all, oldest evicted first (default 1GiB)
   --file-mode MODE         mode of the files it stores (default 0600; 0640 lets a group read)
   --dir-mode MODE          mode of the directories it creates (default 0700; 0750 with 0640)
   --inspector-open         show the inspector, /requests.json and stored files to every client,
@@ -83,6 +128,11 @@ export const listenCommand: Command = {
       'allow-origin': { type: 'string', multiple: true },
       'file-mode': { type: 'string' },
       'dir-mode': { type: 'string' },
+      'forward-to': { type: 'string' },
+      'forward-secret': { type: 'string', multiple: true },
+      'forward-timeout': { type: 'string' },
+      'keep-requests': { type: 'string' },
+      'keep-bytes': { type: 'string' },
       'inspector-open': { type: 'boolean' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
@@ -91,6 +141,11 @@ export const listenCommand: Command = {
       throw new UsageError(`--family takes ${FAMILIES.join(' or ')}`);
     }
     const secrets = secretFlags(values.secret);
+    const forwardTo = forwardTargetOf(values, secrets);
+    const keep = {
+      maxRequests: countFlag('--keep-requests', values['keep-requests'], 100),
+      maxBytes: sizeFlag('--keep-bytes', values['keep-bytes']) ?? 2 ** 30,
+    };
     const limits = {
       fileBytes: sizeFlag('--max-file-size', values['max-file-size']),
       textBytes: sizeFlag('--max-text-size', values['max-text-size']),
@@ -129,6 +184,8 @@ export const listenCommand: Command = {
           : sizeFlag('--min-upload-rate', values['min-upload-rate']),
       requestTimeoutMs: durationFlag('--request-timeout', values['request-timeout'], 3_600_000),
       toleranceSeconds: durationFlag('--tolerance', values.tolerance, 300_000, { min: 1000 }) / 1000,
+      keep,
+      forwardTo,
       onOutcome(outcome) {
         // What the sender wrote is shown, never obeyed: no forged line, no terminal escape.
         io.stdout.write(
@@ -148,6 +205,7 @@ export const listenCommand: Command = {
     const stopped = untilSignal();
     const address = listen.server.address() as AddressInfo;
     const signing = secrets.length > 0 ? 'signed callbacks only' : 'no secret: signatures not checked';
+    const forwarding = forwardTo ? `; forwarding to ${displayUrl(forwardTo.url)}` : '';
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     // Bound beyond loopback, others can reach it: say who sees what arrived.
     const inspector =
@@ -157,7 +215,7 @@ export const listenCommand: Command = {
           ? ''
           : '; inspector for loopback clients only';
     io.stderr.write(
-      `mediahook listen: receiving at http://${host}:${address.port}/ (files in ${listen.receiver.out}; ${signing}${inspector})\n`,
+      `mediahook listen: receiving at http://${host}:${address.port}/ (files in ${listen.receiver.out}; ${signing}${inspector}${forwarding})\n`,
     );
     const signal = await stopped;
     io.stderr.write(`mediahook listen: ${signal}, stopping\n`);

@@ -28,6 +28,7 @@ import {
 } from './command.ts';
 import { displayUrl, PostError, type PostResult, postCallback } from './post-callback.ts';
 import { formatBytes, ProgressBar } from './progress.ts';
+import { isSampleName, readSample, SAMPLE_NAMES, type SampleName } from './send-samples.ts';
 
 const FAMILY_FLAG = FAMILIES.join('|');
 
@@ -37,14 +38,16 @@ const FAMILY_LINES = FAMILIES.map((family, index) => {
   return `${lead.padEnd(24)}${family}: parts ${FAMILY_PARTS[family].result} / ${FAMILY_PARTS[family].error}`;
 }).join('\n');
 
-const USAGE = `Usage: mediahook send URL --family ${FAMILY_FLAG} (--file PATH | --message TEXT) [options]
+const USAGE = `Usage: mediahook send URL --family ${FAMILY_FLAG} (--file PATH | --sample ${SAMPLE_NAMES.join('|')} | --message TEXT) [options]
 
 Sends one result callback to URL as the service would, and prints the receiver's answer.
-A file makes a success callback, a message an error callback.
+A file (or a built-in sample) makes a success callback, a message an error callback.
 
 Options:
 ${FAMILY_LINES}
   --file PATH           the result: a JPEG, or an MP4 (family ${familiesCarrying('video/mp4').join(' or ')} only), told by its bytes
+  --sample ${SAMPLE_NAMES.join('|').padEnd(12)}a built-in result instead of --file: a 160×90 JPEG (3 KB) or a
+                        one-second 160×90 MP4 (7 KB, family ${familiesCarrying('video/mp4').join(' or ')} only)
   --message TEXT        the error text
   --status S            the status part (default: success with --file, error with --message)
   --id ID               the id_gen part, at most 256 bytes, also the webhook-id
@@ -64,6 +67,7 @@ Exit status: 0 when the receiver answers 2xx; 1 for any other answer, no answer,
 that is neither a JPEG nor an MP4; 2 for wrong usage.
 
 Examples:
+  mediahook send http://127.0.0.1:9000/hook --family A --sample jpeg
   mediahook send http://127.0.0.1:9000/hook --family A --file result.mp4
   mediahook send http://127.0.0.1:9000/hook --family B --message "prompt refused" \\
     --secret "whsec_$(openssl rand -base64 24)"
@@ -72,6 +76,7 @@ Examples:
 const OPTIONS = {
   family: { type: 'string' },
   file: { type: 'string' },
+  sample: { type: 'string' },
   message: { type: 'string' },
   status: { type: 'string' },
   id: { type: 'string' },
@@ -89,6 +94,7 @@ interface SendPlan {
   url: URL;
   family: Family;
   filePath?: string | undefined;
+  sample?: SampleName | undefined;
   message?: string | undefined;
   status?: string | undefined;
   id: string;
@@ -108,18 +114,30 @@ function planFromArgs(argv: string[]): SendPlan {
   if (values.family === undefined) throw new UsageError(`--family is required: ${choices}`);
   const family = values.family.toUpperCase();
   if (!isFamily(family)) throw new UsageError(`--family is ${choices}, not "${values.family}"`);
-  if ((values.file === undefined) === (values.message === undefined)) {
-    throw new UsageError('give exactly one of --file (a success callback) and --message (an error callback)');
+  const given = [values.file, values.sample, values.message].filter((value) => value !== undefined);
+  if (given.length !== 1) {
+    throw new UsageError(
+      'give exactly one of --file or --sample (a success callback) and --message (an error callback)',
+    );
   }
+  if (values.sample !== undefined && !isSampleName(values.sample)) {
+    throw new UsageError(`--sample is ${SAMPLE_NAMES.join(' or ')}, not "${values.sample}"`);
+  }
+  if (values.sample === 'mp4' && !FAMILY_PARTS[family].mediaTypes.includes('video/mp4')) {
+    throw new UsageError(
+      `family ${family} carries image/jpeg only: use --sample jpeg, or --family ${familiesCarrying('video/mp4').join(' or ')}`,
+    );
+  }
+  const success = values.file !== undefined || values.sample !== undefined;
   const declared = values['media-type'];
   if (declared !== undefined && declared !== 'image/jpeg' && declared !== 'video/mp4') {
     throw new UsageError(`--media-type is image/jpeg or video/mp4, not "${declared}"`);
   }
-  if (declared !== undefined && values.file === undefined) {
-    throw new UsageError('--media-type goes with --file');
+  if (declared !== undefined && !success) {
+    throw new UsageError('--media-type goes with --file or --sample');
   }
-  if (values.filename !== undefined && values.file === undefined) {
-    throw new UsageError('--filename goes with --file');
+  if (values.filename !== undefined && !success) {
+    throw new UsageError('--filename goes with --file or --sample');
   }
   if (values.filename === '') throw new UsageError('--filename: the file part carries a filename, not ""');
   if (declared !== undefined && !FAMILY_PARTS[family].mediaTypes.includes(declared)) {
@@ -150,6 +168,7 @@ function planFromArgs(argv: string[]): SendPlan {
     url,
     family,
     filePath: values.file,
+    sample: values.sample,
     message: values.message,
     status: values.status,
     id,
@@ -197,10 +216,11 @@ async function detectMediaType(path: string, family: Family): Promise<MediaType>
 
 async function buildCallback(plan: SendPlan, io: CliIo): Promise<OutgoingCallback> {
   const common = { family: plan.family, id_gen: plan.id, time_gen: plan.time };
-  if (plan.filePath === undefined) {
+  if (plan.filePath === undefined && plan.sample === undefined) {
     return { ...common, event: 'error', status: plan.status ?? 'error', message: plan.message ?? '' };
   }
-  const detected = await detectMediaType(plan.filePath, plan.family);
+  const sample = plan.sample === undefined ? null : await readSample(plan.sample);
+  const detected = sample ? sample.mediaType : await detectMediaType(plan.filePath!, plan.family);
   const mediaType = plan.declaredType ?? detected;
   if (mediaType !== detected) {
     io.stderr.write(
@@ -211,7 +231,7 @@ async function buildCallback(plan: SendPlan, io: CliIo): Promise<OutgoingCallbac
     ...common,
     event: 'success',
     status: plan.status ?? 'success',
-    file: plan.filePath,
+    file: sample ? sample.bytes : plan.filePath!,
     mediaType,
     ...(plan.filename === undefined ? {} : { filename: plan.filename }),
   };

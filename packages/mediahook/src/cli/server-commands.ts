@@ -11,7 +11,7 @@ const ENTRY = `${SERVER_PACKAGE}/commands`;
  * The names of the commands `@mediahook/server` provides: all `mediahook` knows of them, so that
  * it can say which package to install. Their summaries, usage and code are that package's.
  */
-const SERVER_COMMAND_NAMES = ['serve', 'worker', 'keys', 'demo'] as const;
+const SERVER_COMMAND_NAMES = ['serve', 'worker', 'keys', 'demo', 'doctor'] as const;
 type ServerCommandName = (typeof SERVER_COMMAND_NAMES)[number];
 
 /**

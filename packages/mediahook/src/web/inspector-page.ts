@@ -7,9 +7,9 @@ const STYLE = `${TEXT_STYLE}
   /* Middling screens scroll the table sideways, inside its box; a phone's stacks it (TEXT_STYLE). */
   .scroll { overflow-x: auto; }
   /* Fixed columns: one long value cannot squeeze the others; it wraps, clamped to a few lines. */
-  table { border-collapse: collapse; table-layout: fixed; width: 100%; min-width: 1100px; background: #fff; }
+  table { border-collapse: collapse; table-layout: fixed; width: 100%; min-width: 1200px; background: #fff; }
   col.c-time { width: 7.5rem; } col.c-verdict { width: 8rem; } col.c-callback { width: 6rem; }
-  col.c-fields { width: 25%; } col.c-headers { width: 28%; }
+  col.c-fields { width: 20%; } col.c-headers { width: 24%; } col.c-app { width: 8rem; }
   th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid #e3e6ec; vertical-align: top;
            overflow-wrap: anywhere; }
   th { background: #eef0f4; font-weight: 600; }
@@ -17,6 +17,7 @@ const STYLE = `${TEXT_STYLE}
   .duplicate { color: #8a6100; font-weight: 600; }
   .rejected, .error { color: #b3261e; font-weight: 600; }
   .mismatch { color: #8a6100; }
+  .replay { margin-top: .3rem; font: inherit; }
   code { font-size: 12px; display: block; }
   img, video { max-width: 160px; max-height: 120px; display: block; }
   #empty { color: #4d5566; }
@@ -83,6 +84,41 @@ function media(file, key) {
   }
   return wrap;
 }
+// The app's answer to a forwarded callback, and the button that sends the kept request again.
+function app(r, key) {
+  const parts = [];
+  if (r.forward) {
+    const answer = r.forward.status === null ? r.forward.code || 'no answer' : 'HTTP ' + r.forward.status;
+    const ok = r.forward.status !== null && r.forward.status < 300;
+    parts.push(el('div', answer, ok ? 'accepted' : 'error'), el('div', r.forward.ms + ' ms'));
+  }
+  if (r.replay) {
+    const button = el('button', 'Replay', 'replay');
+    button.type = 'button';
+    button.dataset.replay = r.replay;
+    button.dataset.focus = key + '/replay';
+    parts.push(button, el('div', '', 'replayed'));
+  }
+  return parts;
+}
+// Replay: the kept request goes to the app again; the answer shows under the button.
+tbody.addEventListener('click', async (event) => {
+  const button = event.target.closest('button[data-replay]');
+  if (!button) return;
+  const note = button.nextElementSibling;
+  button.disabled = true;
+  note.textContent = 'sending…';
+  try {
+    const response = await fetch(button.dataset.replay, { method: 'POST' });
+    const answer = await response.json();
+    note.textContent = answer.forward
+      ? 'app answered ' + answer.forward.status + ' (' + answer.forward.ms + ' ms)'
+      : answer.error.code + ': ' + answer.error.message;
+  } catch {
+    note.textContent = 'The receiver cannot be reached.';
+  }
+  button.disabled = false;
+});
 // One request for the list at a time, a second after the last, none while the page is hidden.
 // The browser's cache revalidates it (ETag), and an unchanged list is not drawn again.
 let drawn = '';
@@ -140,6 +176,7 @@ function render(requests, answer) {
       return line;
     });
     cell(row, lines);
+    cell(row, app(r, key));
     labelCells(row);
   }
   for (const url of mediaByUrl.keys()) if (!urls.has(url)) mediaByUrl.delete(url);
@@ -151,7 +188,7 @@ refresh();
 /**
  * The receiver inspector of `mediahook listen`: one self-contained page (no build step, no
  * CDN) that polls `/requests.json` every second while shown and lists every request with its
- * verdict, fields, file and headers.
+ * verdict, fields, file and headers, and, with `--forward-to`, the app's answer and a Replay button.
  */
 export function inspectorPage(): string {
   return `<!doctype html>
@@ -169,8 +206,8 @@ export function inspectorPage(): string {
 <p id="empty">No request yet. POST a callback to this address.</p>
 <div class="scroll">
 <table id="requests" class="stacks" hidden>
-  <colgroup><col class="c-time"><col class="c-verdict"><col class="c-callback"><col class="c-fields"><col class="c-file"><col class="c-headers"></colgroup>
-  <thead><tr><th scope="col">time (UTC)</th><th scope="col">verdict</th><th scope="col">callback</th><th scope="col">fields</th><th scope="col">file or message</th><th scope="col">headers</th></tr></thead>
+  <colgroup><col class="c-time"><col class="c-verdict"><col class="c-callback"><col class="c-fields"><col class="c-file"><col class="c-headers"><col class="c-app"></colgroup>
+  <thead><tr><th scope="col">time (UTC)</th><th scope="col">verdict</th><th scope="col">callback</th><th scope="col">fields</th><th scope="col">file or message</th><th scope="col">headers</th><th scope="col">app</th></tr></thead>
   <tbody></tbody>
 </table>
 </div>

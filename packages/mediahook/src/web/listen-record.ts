@@ -1,4 +1,5 @@
-import type { Receipt, ReceiverOutcome } from '../receiver/index.ts';
+import type { Receipt } from '../receiver/index.ts';
+import type { ForwardRecord, ListenOutcome } from './keeping-receiver.ts';
 
 /** One line of `mediahook listen --json`; field names are fixed (docs/cli.md, listen). */
 type ListenRecord =
@@ -22,8 +23,16 @@ type ListenRecord =
     }
   | { event: 'rejected'; code: string; message: string };
 
-/** The NDJSON record of one request's outcome. */
-export function listenRecordOf(outcome: ReceiverOutcome): ListenRecord {
+/** A record, with the app's answer when the callback was forwarded (`listen --forward-to`). */
+type RecordWithForward = ListenRecord & { forward?: ForwardRecord };
+
+/** The NDJSON record of one request's outcome; `forward` is there when it was forwarded. */
+export function listenRecordOf(outcome: ListenOutcome): RecordWithForward {
+  const record = receivedRecordOf(outcome);
+  return outcome.forward ? { ...record, forward: outcome.forward } : record;
+}
+
+function receivedRecordOf(outcome: ListenOutcome): ListenRecord {
   const callback = outcome.callback;
   if (outcome.verdict === 'rejected' || callback === null) {
     return {
@@ -65,13 +74,22 @@ function duplicateRecordOf(receipt: Receipt): ListenRecord {
 }
 
 /** A readable line for a terminal. */
-export function listenLineOf(outcome: ReceiverOutcome): string {
-  const record = listenRecordOf(outcome);
+export function listenLineOf(outcome: ListenOutcome): string {
+  const record = receivedRecordOf(outcome);
   const time = outcome.receivedAt.slice(11, 23);
   const ms = `${Math.round(outcome.durationMs)} ms`;
   if (record.event === 'rejected') return `${time}  rejected   ${record.code}: ${record.message}  (${ms})`;
   const verdict = record.duplicate ? 'duplicate' : 'accepted ';
   const head = `${time}  ${verdict}  ${record.family} ${record.event.padEnd(7)} id_gen=${record.id_gen} status=${record.status}`;
-  if (record.event === 'error') return `${head}  message=${JSON.stringify(record.message)}  (${ms})`;
-  return `${head}  ${record.file.mediaType} ${record.file.bytes} B → ${record.file.path ?? '(not stored)'}  (${ms})`;
+  const line =
+    record.event === 'error'
+      ? `${head}  message=${JSON.stringify(record.message)}  (${ms})`
+      : `${head}  ${record.file.mediaType} ${record.file.bytes} B → ${record.file.path ?? '(not stored)'}  (${ms})`;
+  return outcome.forward ? `${line}  ${forwardLineOf(outcome.forward)}` : line;
+}
+
+/** The app's answer, after the line: `→ app 200 (12 ms)`. */
+function forwardLineOf(forward: ForwardRecord): string {
+  const answer = forward.status === null ? (forward.code ?? 'no answer') : String(forward.status);
+  return `→ app ${answer} (${forward.ms} ms)`;
 }

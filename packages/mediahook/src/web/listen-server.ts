@@ -1,23 +1,26 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   allowedHostsOf,
   allowHalfOpenAnswers,
-  createReceiver,
   deferContinue,
   hostAllowed,
   type NodeHandlerOptions,
   nodeHandler,
   type Receiver,
   type ReceiverOptions,
-  type ReceiverOutcome,
 } from '../receiver/index.ts';
 import { hostRefusal, warnOncePerHost } from '../receiver/adapters/host-guard.ts';
+import { fileModesOf } from '../receiver/file-modes.ts';
+import { keepingReceiver, type ListenOutcome } from './keeping-receiver.ts';
+import { KeptRequests } from './kept-requests.ts';
+import type { SendTarget } from './kept-sending.ts';
 import { sendFileAnswer } from './file-response.ts';
 import { sendRevalidated } from './revalidated-answer.ts';
 import { inspectorServes } from './inspector-access.ts';
 import { INSPECTOR_HEADERS, inspectorPage } from './inspector-page.ts';
+import { OWN_PREFIX, replayIdOf, replayPathOf, replayRoute } from './replay-route.ts';
 import { requestTargetOf } from './request-target.ts';
 
 /**
@@ -25,9 +28,19 @@ import { requestTargetOf } from './request-target.ts';
  * defaults to none besides IP addresses and loopback names, and covers the inspector's pages too
  * (421 there, 500 to a callback). `onHostRefused` is told of every refused request.
  */
-export interface ListenServerOptions extends ReceiverOptions, NodeHandlerOptions {
+export interface ListenServerOptions extends Omit<ReceiverOptions, 'onOutcome'>, NodeHandlerOptions {
   /** How many recent requests the inspector keeps. Default 500. */
   history?: number | undefined;
+  /**
+   * Raw requests kept for replay under `<out>/.requests/`: the newest `maxRequests` within
+   * `maxBytes`, as `listen --keep-requests` (100) and `--keep-bytes` (1 GiB) ask. Default none
+   * (while forwarding, each copy is removed once forwarded).
+   */
+  keep?: { maxRequests: number; maxBytes: number } | undefined;
+  /** Send every accepted callback on to this app, and answer the sender with its answer. */
+  forwardTo?: SendTarget | undefined;
+  /** Told of every request's outcome, after the app answered a forwarded callback. */
+  onOutcome?: ((outcome: ListenOutcome) => void) | undefined;
   /**
    * Shows the inspector, `/requests.json` and stored files to every client. By default only
    * loopback clients see them (others get 404); callbacks are taken from anywhere either way.
@@ -39,7 +52,9 @@ export interface ListenServer {
   server: Server;
   receiver: Receiver;
   /** The newest requests first. */
-  recent(): readonly ReceiverOutcome[];
+  recent(): readonly ListenOutcome[];
+  /** The raw requests kept for replay; null when none are. */
+  kept: KeptRequests | null;
   /**
    * Stops taking connections, lets requests in flight finish for `graceMs` (5 s), then cuts
    * off what is left and closes the receiver.
@@ -50,9 +65,9 @@ export interface ListenServer {
 const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.(?:jpg|mp4)$/;
 
 /**
- * The `mediahook listen` server: every POST, at any path, is a callback for the receiver;
- * `GET /` is the inspector, `GET /requests.json` its data and `GET /files/NAME` a stored file,
- * for loopback clients unless `inspectorOpen`.
+ * The `mediahook listen` server: every POST, at any path but `/.mediahook/…` (the inspector's
+ * Replay), is a callback for the receiver; `GET /` is the inspector, `GET /requests.json` its
+ * data and `GET /files/NAME` a stored file, for loopback clients unless `inspectorOpen`.
  *
  * @example
  * const { server } = createListenServer({ out: './callbacks', onOutcome: console.log });
@@ -60,15 +75,21 @@ const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.(?:jpg|mp4)$/;
  */
 export function createListenServer(options: ListenServerOptions = {}): ListenServer {
   const history = options.history ?? 500;
-  const recent: ReceiverOutcome[] = [];
-  const receiver = createReceiver({
-    ...options,
-    onOutcome(outcome) {
+  const recent: ListenOutcome[] = [];
+  const keep = options.keep ?? { maxRequests: 0, maxBytes: 0 };
+  const kept =
+    keep.maxRequests > 0 || options.forwardTo
+      ? KeptRequests.create(resolve(options.out ?? 'callbacks'), keep, fileModesOf(options))
+      : null;
+  const { receiver, within } = keepingReceiver(
+    options,
+    kept && { keeper: kept, forward: options.forwardTo ?? null },
+    (outcome) => {
       recent.unshift(outcome);
       if (recent.length > history) recent.pop();
       options.onOutcome?.(outcome);
     },
-  });
+  );
   const allowedHosts = options.allowedHosts ?? [];
   const hosts = allowedHostsOf(allowedHosts);
   const hostRefused = options.onHostRefused ?? warnOncePerHost();
@@ -76,13 +97,25 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.setHeader('x-content-type-options', 'nosniff');
-    if (req.method === 'POST') return receive(req, res);
+    const path = requestTargetOf(req)?.pathname;
+    // POSTs under /.mediahook/ are the inspector's own: every other POST is a callback.
+    const own = req.method === 'POST' && path !== undefined && path.startsWith(OWN_PREFIX);
+    if (req.method === 'POST' && !own) return within(req, () => receive(req, res));
     const host = req.headers.host;
     if (!hostAllowed(host, hosts)) {
       hostRefused(host!);
       return send(res, 421, 'application/json', errorJson('host_not_allowed', hostRefusal(host!).message));
     }
-    const path = requestTargetOf(req)?.pathname;
+    // The Replay button is the inspector's: where the inspector is not shown, it is not there.
+    const inspecting = inspectorServes(req.socket.remoteAddress, options.inspectorOpen === true);
+    if (own) {
+      const replayId = inspecting ? replayIdOf(path) : null;
+      if (replayId === null)
+        return send(res, 404, 'application/json', errorJson('not_found', `no route at ${path}`));
+      return replayRoute(req, replayId, kept, options.forwardTo, (status, body) =>
+        send(res, status, 'application/json', JSON.stringify(body)),
+      );
+    }
     if (path === undefined) {
       return send(
         res,
@@ -94,12 +127,14 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
     // HEAD is GET without the body: Node leaves the body out of a HEAD answer by itself.
     const read = req.method === 'GET' || req.method === 'HEAD';
     // To a client it is not shown to, the inspector's pages are pages that do not exist.
-    const shown = read && inspectorServes(req.socket.remoteAddress, options.inspectorOpen === true);
+    const shown = read && inspecting;
     if (shown && path === '/') {
       return send(res, 200, 'text/html; charset=utf-8', inspectorPage(), INSPECTOR_HEADERS);
     }
     if (shown && path === '/requests.json') {
-      return sendRevalidated(req, res, JSON.stringify(recent.map(publicOutcome)), {
+      const replayable = options.forwardTo !== undefined && keep.maxRequests > 0;
+      const list = recent.map((outcome) => publicOutcome(outcome, replayable));
+      return sendRevalidated(req, res, JSON.stringify(list), {
         'content-type': 'application/json; charset=utf-8',
         'x-content-type-options': 'nosniff',
       });
@@ -151,6 +186,7 @@ export function createListenServer(options: ListenServerOptions = {}): ListenSer
     server,
     receiver,
     recent: () => recent,
+    kept,
     async close(graceMs = 5000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
@@ -169,7 +205,7 @@ function errorJson(code: string, message: string): string {
   return JSON.stringify({ error: { code, message } });
 }
 
-function publicOutcome(outcome: ReceiverOutcome) {
+function publicOutcome(outcome: ListenOutcome, replayable: boolean) {
   const callback = outcome.callback;
   const file = callback?.event === 'success' ? callback.file : null;
   // A duplicate's own bytes were dropped: it shows the file stored the first time.
@@ -180,6 +216,9 @@ function publicOutcome(outcome: ReceiverOutcome) {
     durationMs: Math.round(outcome.durationMs * 10) / 10,
     error: outcome.error,
     headers: outcome.headers,
+    forward: outcome.forward,
+    // Only while the kept request may still be there: the route says so when it is not.
+    replay: replayable && outcome.kept !== null ? replayPathOf(outcome.kept) : null,
     callback: callback && {
       event: callback.event,
       family: callback.family,

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -143,6 +144,27 @@ export async function startReceiver(): Promise<Receiver> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return receiver;
+}
+
+/**
+ * Runs `command` and collects its output; one still running after `limitMs` is killed and
+ * fails the caller, naming the command (for commands that must exit by themselves).
+ */
+export async function runToExit(
+  command: string,
+  args: string[],
+  options: { cwd?: string | undefined; env?: NodeJS.ProcessEnv | undefined; limitMs: number },
+): Promise<CliRun> {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const limit = setTimeout(() => child.kill('SIGKILL'), options.limitMs);
+  const [code, signal] = (await once(child, 'close')) as [number | null, string | null];
+  clearTimeout(limit);
+  if (signal === 'SIGKILL') throw new Error(`${args.join(' ')} did not exit: ${stderr}`);
+  return { code, stdout, stderr };
 }
 
 /** A loopback port nobody listens on (it was free a moment ago). */

@@ -343,7 +343,8 @@ describe('mediahook listen', () => {
     expect(result.status).toBe(500);
     expect(result.body).toMatchObject({ error: { code: 'file_too_large' } });
     const names = (await readdir(out)).filter((name) => name !== '.mediahook');
-    expect(names).toEqual([]);
+    expect(names).toEqual(['.requests']);
+    expect(await readdir(join(out, '.requests'))).toEqual([]); // its raw copy went too
   });
 
   it('stops cleanly on SIGTERM', async () => {

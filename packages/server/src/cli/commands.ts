@@ -26,4 +26,9 @@ export const serverCommands: readonly CommandEntry[] = [
     summary: 'Run the service and a receiver together, with three sample operations',
     load: async () => (await import('./demo.ts')).demoCommand,
   },
+  {
+    name: 'doctor',
+    summary: "Check the service's database, blob store and generator, as serve does at start",
+    load: async () => (await import('./doctor.ts')).doctorCommand,
+  },
 ];

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,7 @@ import { request } from 'undici';
 import { builtInGenerator } from '../service/generators/index.ts';
 import { createApiServer } from '../service/api-http-server.ts';
 import { createService } from '../service/service.ts';
-import { openBlobStore } from '../delivery/index.ts';
-import { type OperationResource, openStore } from '../store/index.ts';
+import type { OperationResource } from '../store/index.ts';
 import {
   allowedHostFlags,
   allowOriginFlags,
@@ -27,6 +26,7 @@ import {
   untilSignal,
   UsageError,
 } from 'mediahook/internal';
+import { checkBeforeStart } from './start-checks.ts';
 
 const USAGE = `Usage: mediahook demo [--port 8080] [--receiver-port 9000] [--data DIR] [--blobs DIR|s3://…] [--exit] [--timeout 2m]
                      [--allowed-host NAME]… [--allow-origin ORIGIN]…
@@ -95,6 +95,26 @@ export const demoCommand: Command = {
     const dataDir = values.data ?? (await mkdtemp(join(tmpdir(), 'mediahook-demo-')));
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
 
+    const serviceDir = join(dataDir, 'service');
+    // Checked before anything listens: a demo that cannot run holds no port.
+    const checked = await checkBeforeStart(
+      {
+        db: join(serviceDir, 'mediahook.sqlite'),
+        dbGiven: false,
+        dataDir: serviceDir,
+        blobs: values.blobs,
+        generatorProgram: undefined,
+      },
+      ['database', 'blobs', 'generator'],
+      io,
+    );
+    if (checked === null) {
+      // A directory the demo made for itself is of no use to anyone once it cannot run.
+      if (values.data === undefined) await rm(dataDir, { recursive: true, force: true });
+      return 1;
+    }
+    const { store } = checked;
+    const blobs = checked.blobs!;
     const received = new Set<string>();
     const receiver = createListenServer({
       out: join(dataDir, 'received'),
@@ -109,19 +129,9 @@ export const demoCommand: Command = {
         if (outcome.callback && outcome.verdict !== 'rejected') received.add(outcome.callback.id_gen);
       },
     });
-    const receiverPort = await listenOn(receiver.server, wantedReceiverPort);
-
-    const store = openStore(join(dataDir, 'service', 'mediahook.sqlite'));
-    await store.migrate();
-    const blobs = await openBlobStore(values.blobs, { dataDir: join(dataDir, 'service') }).catch(
-      async (error: Error) => {
-        await Promise.all([store.close(), receiver.close()]);
-        throw new UsageError(`--blobs: ${error.message}`);
-      },
-    );
     const service = createService({
       store,
-      dataDir: join(dataDir, 'service'),
+      dataDir: serviceDir,
       blobs,
       generator: builtInGenerator(),
       secrets: [secret],
@@ -136,57 +146,82 @@ export const demoCommand: Command = {
           io.stderr.write(`service   ${escapeControls(String(fields?.['hint']))}\n`);
       },
     });
-    await service.start();
     const api = createApiServer(service.handler);
-    const apiPort = await listenOn(api, wantedApiPort);
-    const apiUrl = `http://127.0.0.1:${apiPort}`;
-    const receiverUrl = `http://127.0.0.1:${receiverPort}`;
-    const stopped = untilSignal();
-    io.stderr.write(
-      [
-        'mediahook demo',
-        `  service dashboard   ${apiUrl}/`,
-        `  service API         ${apiUrl}/v1/operations   (OpenAPI: ${apiUrl}/openapi.json)`,
-        `  receiver inspector  ${receiverUrl}/`,
-        `  received files      ${join(dataDir, 'received')}`,
-        '',
-      ].join('\n'),
-    );
-
-    const ids: string[] = [];
-    for (const operation of OPERATIONS) {
-      const response = await request(`${apiUrl}/v1/operations`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ ...operation, webhook_url: `${receiverUrl}/callbacks` }),
+    // Whatever goes wrong from here on, both ports are let go and the store is closed.
+    try {
+      const receiverPort = await listenOn(receiver.server, wantedReceiverPort);
+      await service.start();
+      const apiPort = await listenOn(api, wantedApiPort);
+      return await runDemo(io, {
+        apiUrl: `http://127.0.0.1:${apiPort}`,
+        receiverUrl: `http://127.0.0.1:${receiverPort}`,
+        dataDir,
+        secret,
+        received,
+        timeoutMs,
+        exit: values.exit === true,
       });
-      const created = (await response.body.json()) as OperationResource;
-      ids.push(created.id_gen);
-      io.stdout.write(
-        `service   queued ${operation.kind} in family ${operation.family}: ${created.id_gen}\n`,
-      );
+    } finally {
+      // Requests in flight get their answers (within the grace) before the store closes.
+      await Promise.all([api.listening ? service.closeServer(api) : undefined, service.stop()]);
+      await store.close();
+      await blobs.close();
+      await receiver.close();
     }
-
-    const deadline = Date.now() + timeoutMs;
-    let allArrived = false;
-    while (!allArrived && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      allArrived = ids.every((id) => received.has(id));
-    }
-    io.stderr.write(
-      allArrived
-        ? `\nAll three callbacks arrived. Start another, with your own endpoint as webhook_url if you like:\n  curl -X POST ${apiUrl}/v1/operations -H 'content-type: application/json' \\\n    -d '{"kind":"image","family":"A","prompt":"hello","webhook_url":"${receiverUrl}/callbacks"}'\nCallbacks are signed with ${secret} (give your receiver that secret, or none).\n`
-        : `\nNot every callback arrived within ${timeoutMs / 1000} s; see the dashboard.\n`,
-    );
-    if (!values.exit) {
-      io.stderr.write('Press Ctrl-C to stop.\n');
-      await stopped;
-    }
-    // Requests in flight get their answers (within the grace) before the store closes.
-    await Promise.all([service.closeServer(api), service.stop()]);
-    await store.close();
-    await blobs.close();
-    await receiver.close();
-    return allArrived || !values.exit ? 0 : 1;
   },
 };
+
+interface DemoRun {
+  apiUrl: string;
+  receiverUrl: string;
+  dataDir: string;
+  secret: string;
+  received: ReadonlySet<string>;
+  timeoutMs: number;
+  exit: boolean;
+}
+
+/** Queues the three operations, waits for their callbacks, and (without --exit) for a signal. */
+async function runDemo(io: CliIo, demo: DemoRun): Promise<number> {
+  const { apiUrl, receiverUrl, dataDir, secret, received, timeoutMs } = demo;
+  const stopped = untilSignal();
+  io.stderr.write(
+    [
+      'mediahook demo',
+      `  service dashboard   ${apiUrl}/`,
+      `  service API         ${apiUrl}/v1/operations   (OpenAPI: ${apiUrl}/openapi.json)`,
+      `  receiver inspector  ${receiverUrl}/`,
+      `  received files      ${join(dataDir, 'received')}`,
+      '',
+    ].join('\n'),
+  );
+
+  const ids: string[] = [];
+  for (const operation of OPERATIONS) {
+    const response = await request(`${apiUrl}/v1/operations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...operation, webhook_url: `${receiverUrl}/callbacks` }),
+    });
+    const created = (await response.body.json()) as OperationResource;
+    ids.push(created.id_gen);
+    io.stdout.write(`service   queued ${operation.kind} in family ${operation.family}: ${created.id_gen}\n`);
+  }
+
+  const deadline = Date.now() + timeoutMs;
+  let allArrived = false;
+  while (!allArrived && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    allArrived = ids.every((id) => received.has(id));
+  }
+  io.stderr.write(
+    allArrived
+      ? `\nAll three callbacks arrived. Start another, with your own endpoint as webhook_url if you like:\n  curl -X POST ${apiUrl}/v1/operations -H 'content-type: application/json' \\\n    -d '{"kind":"image","family":"A","prompt":"hello","webhook_url":"${receiverUrl}/callbacks"}'\nCallbacks are signed with ${secret} (give your receiver that secret, or none).\n`
+      : `\nNot every callback arrived within ${timeoutMs / 1000} s; see the dashboard.\n`,
+  );
+  if (!demo.exit) {
+    io.stderr.write('Press Ctrl-C to stop.\n');
+    await stopped;
+  }
+  return allArrived || !demo.exit ? 0 : 1;
+}

@@ -17,7 +17,7 @@ import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetu
 const USAGE = `Usage: mediahook serve [options]
 
 Runs the generation service: the API (/v1/operations), the generators, the delivery worker
-and the dashboard at /. Without API keys (mediahook keys create) it binds to loopback only.
+and the dashboard at /. Without API keys (mediahook keys create --client NAME) it binds to loopback only.
 
 Options:
   --port N                port (default 8080; 0 picks a free one)
@@ -31,30 +31,34 @@ Options:
                           POST is refused, key or not
 ${SERVICE_FLAG_USAGE}`;
 
+/** `serve`'s flags: the shared ones and those of its own (`doctor` takes them all too). */
+export const SERVE_FLAG_OPTIONS = {
+  ...SERVICE_FLAG_OPTIONS,
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'no-worker': { type: 'boolean' },
+  'allowed-host': { type: 'string', multiple: true },
+  'allow-origin': { type: 'string', multiple: true },
+} as const;
+
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 export const serveCommand: Command = {
   usage: USAGE,
   async run(argv: string[], io: CliIo): Promise<number> {
-    const { values, positionals } = parseCommandArgs(argv, {
-      ...SERVICE_FLAG_OPTIONS,
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'no-worker': { type: 'boolean' },
-      'allowed-host': { type: 'string', multiple: true },
-      'allow-origin': { type: 'string', multiple: true },
-    });
+    const { values, positionals } = parseCommandArgs(argv, SERVE_FLAG_OPTIONS);
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const port = portFlag('--port', values.port, 8080);
     const allowedHosts = allowedHostFlags(values['allowed-host']);
     const allowedOrigins = allowOriginFlags(values['allow-origin']);
     const setup = await serviceSetup(values, io);
+    if (setup === null) return 1;
     const host = values.host ?? '127.0.0.1';
     if (!LOOPBACK.test(host) && (await setup.store.countApiKeys()) === 0) {
       await setup.store.close();
       await setup.blobs.close();
       io.stderr.write(
-        `mediahook serve: refusing to bind ${host} without an API key; create one with 'mediahook keys create'\n`,
+        `mediahook serve: refusing to bind ${host} without an API key; create one with 'mediahook keys create --client NAME --admin'\n`,
       );
       return 1;
     }

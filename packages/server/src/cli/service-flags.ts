@@ -1,18 +1,20 @@
-import { join, resolve } from 'node:path';
-import { type BlobStore, openBlobStore, type SsrfPolicy, validateSsrfPolicy } from '../delivery/index.ts';
+import { resolve } from 'node:path';
+import { type BlobStore, type SsrfPolicy, validateSsrfPolicy } from '../delivery/index.ts';
 import type { Generator } from '../service/generators/index.ts';
 import { jsonLogger } from '../service/json-log.ts';
 import type { ServiceOptions } from '../service/service.ts';
 import { builtInGenerator, commandGenerator, limitConcurrency } from '../service/generators/index.ts';
-import { openStore, type Store } from '../store/index.ts';
+import type { Store } from '../store/index.ts';
+import { parseDbLocation } from '../store/open-store.ts';
+import { checkBeforeStart, type StartPlan } from './start-checks.ts';
+import { type CliIo, durationFlag, parseDurationList, sizeFlag, UsageError } from 'mediahook/internal';
 import {
-  type CliIo,
-  durationFlag,
-  parseDurationList,
-  secretFlags,
-  sizeFlag,
-  UsageError,
-} from 'mediahook/internal';
+  defaultSecretsOf,
+  SECRET_FLAG_OPTIONS,
+  secretKeyOf,
+  storeLocationOf,
+  storeNamed,
+} from './secret-sources.ts';
 
 /** Flags `serve` and `worker` share. */
 export const SERVICE_FLAG_OPTIONS = {
@@ -21,7 +23,8 @@ export const SERVICE_FLAG_OPTIONS = {
   blobs: { type: 'string' },
   'allow-private-urls': { type: 'boolean' },
   'allow-url': { type: 'string', multiple: true },
-  secret: { type: 'string', multiple: true },
+  ...SECRET_FLAG_OPTIONS,
+  'secret-overlap': { type: 'string' },
   'retry-schedule': { type: 'string' },
   'generator-command': { type: 'string' },
   'generator-timeout': { type: 'string' },
@@ -30,14 +33,21 @@ export const SERVICE_FLAG_OPTIONS = {
   lease: { type: 'string' },
 } as const;
 
-export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLite file (default DATA/mediahook.sqlite) or PostgreSQL
+export const SERVICE_FLAG_USAGE = `  --db FILE|postgres://…  the store: a SQLite file (default DATA/mediahook.sqlite) or PostgreSQL;
+                          also MEDIAHOOK_DB (keeps a password out of ps), PG* variables
   --data DIR              result files and scratch space (default ./data)
   --blobs DIR|postgres|s3://BUCKET/PREFIX  where result files are kept (default DATA/results):
                           postgres (the --db database) or S3 let machines with no shared disk
                           deliver each other's results (S3: AWS_* variables, profiles, roles)
   --allow-private-urls    let callbacks go to loopback and private addresses (local work)
   --allow-url CIDR|HOST   let callbacks go to this address range or host (repeatable)
-  --secret whsec_…        sign callbacks (repeat to sign with several secrets, for rotation)
+  --secret whsec_…        client default's signing secret (repeat to sign with several, for
+                          rotation); better --secret-file FILE or MEDIAHOOK_SECRET (several
+                          space-separated), out of ps. Other clients' secrets are in the store
+  --secret-key TEXT       seal clients' secrets in the store (AES-256-GCM); also
+                          --secret-key-file FILE or MEDIAHOOK_SECRET_KEY
+  --secret-overlap DUR    how long a rotated client secret still signs beside the new one
+                          (default 24h)
   --retry-schedule LIST   delays between tries, as in 5s,5m,30m,2h,5h,10h,10h (the default)
   --generator-command CMD run this program to generate (operation as JSON on stdin), instead
                           of the built-in generators
@@ -55,6 +65,10 @@ interface ServiceFlags {
   'allow-private-urls'?: boolean;
   'allow-url'?: string[];
   secret?: string[];
+  'secret-file'?: string;
+  'secret-key'?: string;
+  'secret-key-file'?: string;
+  'secret-overlap'?: string;
   'retry-schedule'?: string;
   'generator-command'?: string;
   'generator-timeout'?: string;
@@ -70,15 +84,52 @@ interface ServiceSetup {
   generator: Generator;
   ssrf: SsrfPolicy;
   secrets: string[];
+  secretKey: string | undefined;
+  secretOverlapMs: number | undefined;
   retrySchedule: number[] | undefined;
   concurrency: number;
   leaseMs: number | undefined;
 }
 
-/** Reads the shared flags and opens (and migrates) the store they name. */
-export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<ServiceSetup> {
+/**
+ * The `--db` value, or the default SQLite file in the data directory; any other `scheme:` than
+ * `sqlite:`, `postgres://` and `postgresql://` is a usage error.
+ */
+export function dbFlag(value: string | undefined, dataDir: string): { db: string; given: boolean } {
+  const db = storeLocationOf(value, dataDir);
+  const given = storeNamed(value);
+  if (!given) return { db, given };
+  try {
+    parseDbLocation(db);
+  } catch (error) {
+    throw new UsageError(`${value === undefined ? 'MEDIAHOOK_DB' : '--db'}: ${(error as Error).message}`);
+  }
+  return { db, given };
+}
+
+/**
+ * Reads the shared flags, then runs the start-up checks (start-checks.ts), which open (and
+ * migrate) the store and open the blob store. Null when a check failed: its line is written.
+ */
+export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<ServiceSetup | null> {
+  const plan = servicePlan(values, io);
+  const checked = await checkBeforeStart(plan.checks, ['database', 'blobs', 'generator'], io);
+  if (checked === null) return null;
+  return { ...plan.setup, store: checked.store, blobs: checked.blobs! };
+}
+
+/** What the shared flags ask for: the checks to run, and the rest of the set-up. */
+export function servicePlan(
+  values: ServiceFlags,
+  io: CliIo,
+): { checks: StartPlan; setup: Omit<ServiceSetup, 'store' | 'blobs'> } {
   const dataDir = resolve(values.data ?? 'data');
-  const secrets = secretFlags(values.secret);
+  const { db, given } = dbFlag(values.db, dataDir);
+  const secrets = defaultSecretsOf(values);
+  const secretKey = secretKeyOf(values);
+  const secretOverlapMs = durationFlag('--secret-overlap', values['secret-overlap'], undefined, {
+    min: 1000,
+  });
   let retrySchedule: number[] | undefined;
   if (values['retry-schedule'] !== undefined) {
     try {
@@ -97,41 +148,37 @@ export async function serviceSetup(values: ServiceFlags, io: CliIo): Promise<Ser
     throw new UsageError('--concurrency takes 1 to 64');
   }
   const leaseMs = durationFlag('--lease', values.lease, undefined, { min: 1000 });
-  const base = generatorOf(values);
+  const { generator, program } = generatorOf(values);
   // Log lines are NDJSON, machine output: stdout, while stderr keeps the human lines.
   const log = jsonLogger((line) => io.stdout.write(line));
-  const store = openStore(values.db ?? join(dataDir, 'mediahook.sqlite'), {
-    // A dropped PostgreSQL connection (or a failed WAL checkpoint) is logged as JSON like
-    // everything else the service logs, not as a Node warning with a trace hint.
-    onBackgroundError: (error) => log('warn', 'store_background_error', { error }),
-  });
-  let blobs: BlobStore;
-  try {
-    await store.migrate();
-    blobs = await openBlobStore(values.blobs, {
+  const postgres = parseDbLocation(db).dialect === 'postgres';
+  return {
+    checks: {
+      db,
+      dbGiven: given,
       dataDir,
-      db: values.db,
+      blobs: values.blobs,
+      generatorProgram: program,
+      storeOptions: {
+        // A dropped PostgreSQL connection (or a failed WAL checkpoint) is logged as JSON like
+        // everything else the service logs, not as a Node warning with a trace hint.
+        onBackgroundError: (error) => log('warn', 'store_background_error', { error }),
+      },
       // With PostgreSQL the directory is shared by every process, often over a network file
       // system, where a blocking read would hold the event loop for the network's time.
-      directory: store.dialect === 'postgres' ? { blockingReadMaxBytes: 0 } : {},
-    });
-  } catch (error) {
-    await store.close();
-    if ((error as { name?: string }).name === 'BlobStoreError') {
-      throw new UsageError(`--blobs: ${(error as Error).message}`);
-    }
-    throw error;
-  }
-  return {
-    store,
-    dataDir,
-    blobs,
-    generator: limitConcurrency(base, concurrency),
-    ssrf: { allowPrivate: values['allow-private-urls'] === true, allow: values['allow-url'] ?? [] },
-    secrets,
-    retrySchedule,
-    concurrency,
-    leaseMs,
+      directory: postgres ? { blockingReadMaxBytes: 0 } : {},
+    },
+    setup: {
+      dataDir,
+      generator: limitConcurrency(generator, concurrency),
+      ssrf: { allowPrivate: values['allow-private-urls'] === true, allow: values['allow-url'] ?? [] },
+      secrets,
+      secretKey,
+      secretOverlapMs,
+      retrySchedule,
+      concurrency,
+      leaseMs,
+    },
   };
 }
 
@@ -143,6 +190,8 @@ export function serviceOptionsOf(setup: ServiceSetup): ServiceOptions {
     blobs: setup.blobs,
     generator: setup.generator,
     secrets: setup.secrets,
+    secretKey: setup.secretKey,
+    secretOverlapMs: setup.secretOverlapMs,
     ssrf: setup.ssrf,
     retrySchedule: setup.retrySchedule,
     generationConcurrency: setup.concurrency,
@@ -150,8 +199,8 @@ export function serviceOptionsOf(setup: ServiceSetup): ServiceOptions {
   };
 }
 
-/** The command generator the flags describe, or the built-in ones. */
-function generatorOf(values: ServiceFlags): Generator {
+/** The command generator the flags describe (and its program), or the built-in ones. */
+function generatorOf(values: ServiceFlags): { generator: Generator; program: string | undefined } {
   const command = values['generator-command'];
   const timeout = values['generator-timeout'];
   const maxOutput = values['generator-max-output'];
@@ -159,12 +208,14 @@ function generatorOf(values: ServiceFlags): Generator {
     if (timeout !== undefined || maxOutput !== undefined) {
       throw new UsageError('--generator-timeout and --generator-max-output go with --generator-command');
     }
-    return builtInGenerator();
+    return { generator: builtInGenerator(), program: undefined };
   }
-  return commandGenerator(splitCommand(command), {
+  const argv = splitCommand(command);
+  const generator = commandGenerator(argv, {
     timeoutMs: durationFlag('--generator-timeout', timeout, undefined, { min: 1000 }),
     maxOutputBytes: sizeFlag('--generator-max-output', maxOutput),
   });
+  return { generator, program: argv[0] };
 }
 
 /** Splits a command line on white space, honouring single and double quotes (no shell). */

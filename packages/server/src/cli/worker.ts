@@ -1,5 +1,6 @@
 import { createService } from '../service/service.ts';
 import { type CliIo, type Command, parseCommandArgs, untilSignal, UsageError } from 'mediahook/internal';
+import { storeNamed } from './secret-sources.ts';
 import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
 
 const USAGE = `Usage: mediahook worker --db postgres://… [options]
@@ -10,16 +11,17 @@ every process: --blobs postgres or --blobs s3://… (or one --data directory on 
 system).
 
 Options:
-${SERVICE_FLAG_USAGE.replace(/^ {2}--db .*$/m, '  --db FILE|postgres://…  the store (required): PostgreSQL to scale out, or a SQLite file')}`;
+${SERVICE_FLAG_USAGE.replace(/^ {2}--db .*$/m, '  --db FILE|postgres://…  the store (required; or MEDIAHOOK_DB): PostgreSQL to scale out, or a SQLite file')}`;
 
 export const workerCommand: Command = {
   usage: USAGE,
   async run(argv: string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseCommandArgs(argv, SERVICE_FLAG_OPTIONS);
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-    if (values.db === undefined)
-      throw new UsageError('--db is required (a postgres:// URL, or a SQLite file)');
+    if (!storeNamed(values.db))
+      throw new UsageError('--db (or MEDIAHOOK_DB) is required (a postgres:// URL, or a SQLite file)');
     const setup = await serviceSetup(values, io);
+    if (setup === null) return 1;
     const service = createService(serviceOptionsOf(setup));
     const stopped = untilSignal();
     await service.start();

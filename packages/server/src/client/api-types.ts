@@ -44,6 +44,8 @@ export interface Attempt {
 export interface Operation {
   /** UUIDv7 (or the `id_gen` handed in): the idempotency key of the callback. */
   id_gen: string;
+  /** The client whose key created it: its secret signs the callback. */
+  client: string;
   /** `external` for an outcome handed in through `POST /v1/callbacks`. */
   kind: OperationKind | 'external';
   family: Family;
@@ -73,6 +75,8 @@ export interface ListOperationsQuery {
   limit?: number;
   /** The `next_before` of the page before. */
   before?: string;
+  /** An admin key's view of one client only (a client key always sees its own). */
+  client?: string;
 }
 
 export interface OperationList {
@@ -119,4 +123,42 @@ export interface StatsBucket {
 
 export interface Stats {
   buckets: StatsBucket[];
+}
+
+/** An API key as `GET /v1/keys` shows it: never the key itself. */
+export interface ApiKey {
+  key_id: string;
+  client: string;
+  role: 'client' | 'admin';
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface KeyList {
+  keys: ApiKey[];
+}
+
+/** The body of `POST /v1/keys`. */
+export interface CreateKey {
+  client: string;
+  /** `client` when left out. */
+  role?: 'client' | 'admin';
+  /** A duration such as `12h` or `30d`; never expires when left out. */
+  expires_in?: string;
+}
+
+/** A new key, shown this once. */
+export interface CreatedKey {
+  key: string;
+  key_id: string;
+  client: string;
+  role: 'client' | 'admin';
+  expires_at: string | null;
+}
+
+/** The calling client's signing secret. */
+export interface WebhookSecret {
+  secret: string;
 }

@@ -1,15 +1,19 @@
 import { apiErrorOf } from './api-error.ts';
 import type {
+  CreatedKey,
+  CreateKey,
   CreateOperation,
   Endpoint,
   EndpointHealthList,
   Family,
+  KeyList,
   ListOperationsQuery,
   Operation,
   OperationList,
   Recovered,
   Stats,
   StatsWindow,
+  WebhookSecret,
 } from './api-types.ts';
 import { type MultipartBody, multipartBody, type SubmittedFile } from './multipart-body.ts';
 
@@ -151,6 +155,22 @@ export function createClient(options: ClientOptions) {
     },
     /** `GET /v1/stats`: attempts over time. */
     stats: (window?: StatsWindow) => json<Stats>({ method: 'GET', path: '/v1/stats', query: { window } }),
+    keys: {
+      /** `GET /v1/keys` (an admin key): every key, never the key itself. */
+      list: () => json<KeyList>({ method: 'GET', path: '/v1/keys' }),
+      /** `POST /v1/keys` (an admin key): a key for a client, shown this once. */
+      create: (body: CreateKey) => json<CreatedKey>({ method: 'POST', path: '/v1/keys', json: body }),
+      /** `DELETE /v1/keys/{key_id}` (an admin key): refused by every process within seconds. */
+      revoke: async (keyId: string): Promise<void> => {
+        await send({ method: 'DELETE', path: '/v1/keys/{key_id}', params: { key_id: keyId } });
+      },
+    },
+    webhooks: {
+      /** `GET /v1/webhooks/secret`: the calling client's signing secret. */
+      secret: () => json<WebhookSecret>({ method: 'GET', path: '/v1/webhooks/secret' }),
+      /** `POST /v1/webhooks/secret/rotate`: a new secret; the old one signs too for the overlap. */
+      rotate: () => json<WebhookSecret>({ method: 'POST', path: '/v1/webhooks/secret/rotate' }),
+    },
   };
 }
 

@@ -16,13 +16,13 @@
  */
 export { MediahookApiError } from './api-error.ts';
 export type {
+  CreateKey,
   CreateOperation,
   Endpoint,
   EndpointHealthList,
   ListOperationsQuery,
   Operation,
   OperationList,
-  Recovered,
   Stats,
 } from './api-types.ts';
 export {

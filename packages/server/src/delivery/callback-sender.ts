@@ -108,8 +108,14 @@ export class CallbackSender {
   /**
    * Encodes (and signs) a callback, then sends it once. Aborting `signal` ends the request at
    * once (connection closed) with a `retry` verdict whose error starts with {@link CANCELLED}.
+   * `secrets`, when given, sign this callback in place of the sender's own (one client's).
    */
-  async send(url: string, callback: OutgoingCallback, signal?: AbortSignal): Promise<AttemptResult> {
+  async send(
+    url: string,
+    callback: OutgoingCallback,
+    signal?: AbortSignal,
+    secrets: readonly string[] = this.#options.secrets ?? [],
+  ): Promise<AttemptResult> {
     const started = performance.now();
     const at = new Date().toISOString();
     let target: URL;
@@ -124,7 +130,6 @@ export class CallbackSender {
       'content-length': String(encoded.contentLength),
       'user-agent': userAgent(),
     };
-    const secrets = this.#options.secrets ?? [];
     if (secrets.length > 0) {
       const signer = new BodySigner(secrets, callback.id_gen);
       const parts = encoded.inMemory();

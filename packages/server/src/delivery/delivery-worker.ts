@@ -29,11 +29,34 @@ const MIN_BLOCKED_POLL_MS = 50;
  */
 const MAX_RECORD_TRIES = 5;
 
+/** The error of an attempt not sent because its client's secret could not be read. */
+const SIGNING_UNAVAILABLE = 'signing_unavailable';
+
+/** An attempt that ends before anything is sent. */
+function unsentAttempt(error: string, verdict: 'refused' | 'retry'): AttemptResult {
+  return {
+    at: new Date().toISOString(),
+    duration_ms: 0,
+    status_code: null,
+    error,
+    response_head: null,
+    request_headers: null,
+    response_headers: null,
+    verdict,
+    retry_after_ms: null,
+  };
+}
+
 export interface DeliveryWorkerOptions {
   /** The outbox it drains, and the wake-ups and due times it waits on. */
   store: OutboxStore & WorkStore;
   blobs: BlobStore;
   sender: CallbackSender;
+  /**
+   * The secrets that sign a callback of `client`'s operation, in the order of their signatures;
+   * absent: the sender's own.
+   */
+  signingSecrets?: ((client: string) => Promise<readonly string[]>) | undefined;
   /** Unique per process; leases are held in its name. */
   workerId?: string | undefined;
   /** Callbacks in flight at once (16). */
@@ -327,17 +350,7 @@ export class DeliveryWorker {
         this.#buffers.take(callback.endpoint_key, size),
       );
       if (file === null) {
-        const attempt: AttemptResult = {
-          at: new Date().toISOString(),
-          duration_ms: 0,
-          status_code: null,
-          error: 'result_missing: the result file is no longer kept',
-          response_head: null,
-          request_headers: null,
-          response_headers: null,
-          verdict: 'refused',
-          retry_after_ms: null,
-        };
+        const attempt = unsentAttempt('result_missing: the result file is no longer kept', 'refused');
         this.#finish(callback, attempt, { state: 'dead' }, null);
         return;
       }
@@ -354,11 +367,16 @@ export class DeliveryWorker {
     });
     let attempt: AttemptResult;
     try {
-      attempt = await sender.send(
-        operation.webhook_url,
-        outgoingCallbackOf(operation, file),
-        AbortSignal.any([cancel, lost.signal]),
-      );
+      const secrets = await this.#options.signingSecrets?.(operation.client).catch((error: unknown) => error);
+      attempt =
+        secrets instanceof Error
+          ? unsentAttempt(`${SIGNING_UNAVAILABLE}: ${secrets.message}`, 'retry')
+          : await sender.send(
+              operation.webhook_url,
+              outgoingCallbackOf(operation, file),
+              AbortSignal.any([cancel, lost.signal]),
+              secrets as readonly string[] | undefined,
+            );
     } finally {
       clearInterval(renewal);
       if (file instanceof Uint8Array) this.#buffers.give(callback.endpoint_key, file);
@@ -369,8 +387,13 @@ export class DeliveryWorker {
       this.#finish(callback, attempt, next, null);
       return;
     }
+    // Not sent for want of a secret: no mark against the receiver either.
     const circuit =
-      attempt.verdict === 'refused' ? null : attempt.verdict === 'retry' ? 'failed' : 'answered';
+      attempt.verdict === 'refused' || attempt.error?.startsWith(SIGNING_UNAVAILABLE)
+        ? null
+        : attempt.verdict === 'retry'
+          ? 'failed'
+          : 'answered';
     const policy = this.#options.retry ?? DEFAULT_RETRY_POLICY;
     this.#finish(
       callback,

@@ -4,6 +4,7 @@
  */
 import { type CallbackEvent, FAMILIES, FAMILY_PARTS, type Family } from 'mediahook/protocol';
 import { CALLBACK_STATES, CIRCUIT_STATES, OPERATION_KINDS, OPERATION_STATES } from '../store/index.ts';
+import { CLIENT_SCHEMAS } from './client-schemas.ts';
 
 export const CREATE_OPERATION_SCHEMA = {
   type: 'object',
@@ -74,6 +75,7 @@ export const OPERATION_SCHEMA = {
   type: 'object',
   required: [
     'id_gen',
+    'client',
     'kind',
     'family',
     'state',
@@ -85,6 +87,10 @@ export const OPERATION_SCHEMA = {
   ],
   properties: {
     id_gen: { type: 'string', description: 'UUIDv7; the idempotency key of the callback.' },
+    client: {
+      type: 'string',
+      description: 'The client whose key created it: its secret signs the callback.',
+    },
     kind: {
       type: 'string',
       enum: [...OPERATION_KINDS, 'external'],
@@ -241,6 +247,20 @@ const ERROR_SCHEMA = {
   },
 } as const;
 
+/** `/readyz`'s answer: each check `ok`, or the first line of what failed. */
+const READINESS_SCHEMA = {
+  type: 'object',
+  required: ['ready', 'checks'],
+  properties: {
+    ready: { type: 'boolean' },
+    checks: {
+      type: 'object',
+      required: ['database', 'blobs'],
+      properties: { database: { type: 'string' }, blobs: { type: 'string' } },
+    },
+  },
+} as const;
+
 /** `POST /v1/callbacks`: an outcome made elsewhere, text parts first and the file last. */
 const SUBMIT_CALLBACK_SCHEMA = {
   type: 'object',
@@ -320,7 +340,9 @@ export const API_SCHEMAS = {
   Recover: RECOVER_SCHEMA,
   Recovered: RECOVERED_SCHEMA,
   Stats: STATS_SCHEMA,
+  Readiness: READINESS_SCHEMA,
   Error: ERROR_SCHEMA,
+  ...CLIENT_SCHEMAS,
 } as const;
 
 export type SchemaName = keyof typeof API_SCHEMAS;

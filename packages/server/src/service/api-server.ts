@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BlobStore } from '../delivery/index.ts';
-import type { Store } from '../store/index.ts';
+import { DEFAULT_CLIENT, type Store } from '../store/index.ts';
 import {
   allowedHostsOf,
   allowedOriginsOf,
@@ -18,12 +17,14 @@ import {
   crossSiteRequest,
   hostNotAllowed,
   methodNotAllowed,
-  unauthorized,
 } from './api-error.ts';
+import { type Caller, KeyAuthority, requireAdmin } from './clients/api-keys.ts';
+import type { ClientSecrets } from './clients/client-secrets.ts';
 import { JSON_TYPE, segment, send } from './api-exchange.ts';
 import { corsHeaders, crossSiteReason, isAllowedPreflight, preflightHeaders } from './cross-site.ts';
 import type { Logger } from './json-log.ts';
 import { openApiDocument } from './openapi-document.ts';
+import { readinessOf } from './readiness.ts';
 import type { RequestDrain } from './request-drain.ts';
 import type { ApiContext, Role } from './routes/route.ts';
 import { ROUTES } from './routes/route-table.ts';
@@ -46,17 +47,18 @@ interface ApiOptions {
   allowedOrigins?: readonly string[] | undefined;
   /** Largest result file `POST /v1/callbacks` takes (1 GiB). */
   maxSubmittedFileBytes?: number | undefined;
+  /** Clients' signing secrets (the same the delivery worker signs with). */
+  secrets: ClientSecrets;
 }
 
-/** SHA-256 of an API key, as the store keeps it. */
-export function apiKeyHash(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
-}
+/** The caller of an open route: nobody in particular, seeing what client `default` would. */
+const ANONYMOUS: Caller = { client: DEFAULT_CLIENT, role: 'client', keyId: null };
 
 /**
  * The service's HTTP API (packages/server/docs/service.md, API) as a `node:http` handler: the
  * routes of the route table (routes/route-table.ts) behind the Host check, the cross-site rule,
- * CORS and, with API keys in the store, `Authorization: Bearer <key>`. With `drain`, each
+ * CORS and, with API keys in the store, `Authorization: Bearer <key>` (whose client and role
+ * each handler is given as its caller). With `drain`, each
  * request is tracked so a shutdown can wait for it.
  *
  * @example
@@ -76,6 +78,9 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     log,
     maxSubmittedFileBytes: options.maxSubmittedFileBytes,
     openapi: JSON.stringify(openApiDocument()),
+    readiness: readinessOf(store, options.blobs),
+    keys: new KeyAuthority(store, { onError: (error) => log('warn', 'key_touch_failed', { error }) }),
+    secrets: options.secrets,
   };
   const destinationOf = routerOf(ROUTES);
   const guarded = ROUTES.filter((route) => route.role !== 'open');
@@ -84,13 +89,12 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     guarded.flatMap((route) => (route.headers ?? []).map((header) => header.name)),
   );
 
-  /** Every key kept today may call every route: `client` and `admin` ones alike. */
-  async function authorize(req: IncomingMessage, role: Role): Promise<void> {
-    if (role === 'open' || (await store.countApiKeys()) === 0) return;
-    const authorization = req.headers.authorization;
-    const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
-    if (!match || !(await store.findApiKey(apiKeyHash(match[1]!))))
-      throw unauthorized(authorization !== undefined);
+  /** The caller a route's role asks for: any valid key (keyless: client `default`), or an admin's. */
+  async function authorize(req: IncomingMessage, role: Role): Promise<Caller> {
+    if (role === 'open') return ANONYMOUS;
+    const caller = await context.keys.authenticate(req.headers.authorization);
+    if (role === 'admin') requireAdmin(caller);
+    return caller;
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -105,6 +109,7 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
     if (url === null) throw new ApiError(400, 'invalid_request', 'the request target is not a valid URL');
     const path = url.pathname;
     const { route, rawParams, allowed, guarded } = destinationOf(req.method, path);
+    let caller = ANONYMOUS;
     if (guarded) {
       // Before the key: a page of another site is refused whatever key the browser would send.
       const crossSite = crossSiteReason(req.method, req.headers, origins);
@@ -113,14 +118,14 @@ export function createApiHandler(options: ApiOptions): (req: IncomingMessage, re
         res.writeHead(204, preflight);
         return void res.end();
       }
-      await authorize(req, route?.role ?? 'client');
+      caller = await authorize(req, route?.role ?? 'client');
     }
     if (allowed.length === 0) throw new ApiError(404, 'not_found', `no such resource: ${path}`);
     const params = Object.fromEntries(
       Object.entries(rawParams).map(([name, raw]) => [name, segment(raw, path)]),
     );
     if (!route) throw methodNotAllowed(req.method ?? '', path, allowed);
-    await route.handle({ req, res, url, params }, context);
+    await route.handle({ req, res, url, params, caller }, context);
   }
   return (req, res) => {
     res.setHeader('x-content-type-options', 'nosniff');

@@ -136,6 +136,18 @@ function lowerFirst(name: string): string {
 
 /** A 403 for the routes that change state: their cross-site rule (docs/security.md). */
 const CROSS_SITE = "Another site's page made the request (`cross_site_request`).";
+/** A 403 for the routes of admin keys. */
+const FORBIDDEN = 'A client key, or none in keyless mode, on a route for admin keys (`forbidden`).';
+
+/** The refusals a route's role and method bring: 401 without a valid key, 403 as said above. */
+function guardAnswers(route: Route): Record<string, object> {
+  if (route.role === 'open') return {};
+  const denied = [
+    ...(route.role === 'admin' ? [FORBIDDEN] : []),
+    ...(route.method === 'GET' ? [] : [CROSS_SITE]),
+  ];
+  return { 401: UNAUTHORIZED, ...(denied.length > 0 ? { 403: errorResponse(denied.join(' Or: ')) } : {}) };
+}
 
 function answerOf(answer: RouteAnswer): object {
   if (typeof answer === 'string') return errorResponse(answer);
@@ -149,10 +161,7 @@ function operationOf(route: Route): object {
     ...(route.query ?? []).map((parameter) => ({ ...parameter, in: 'query' })),
     ...(route.headers ?? []).map((parameter) => ({ ...parameter, in: 'header' })),
   ];
-  const guarded: Record<string, object> =
-    route.role === 'open'
-      ? {}
-      : { 401: UNAUTHORIZED, ...(route.method === 'GET' ? {} : { 403: errorResponse(CROSS_SITE) }) };
+  const guarded = guardAnswers(route);
   const answers = Object.fromEntries(
     Object.entries(route.answers).map(([status, answer]) => [status, answerOf(answer)]),
   );

@@ -3,8 +3,10 @@ import addFormatsModule from 'ajv-formats';
 import { familiesCarrying, familyMediaProblem } from 'mediahook/protocol';
 import type { CreateOperation } from '../client/api-types.ts';
 import { WEBHOOK_SCHEMES } from '../delivery/index.ts';
+import type { KeyRole } from '../store/index.ts';
 import { ApiError } from './api-error.ts';
 import { CREATE_OPERATION_SCHEMA, RECOVER_SCHEMA } from './api-schemas.ts';
+import { CLIENT_SCHEMAS } from './client-schemas.ts';
 import { mediaTypeOf } from './generators/index.ts';
 
 // ajv-formats is CommonJS: its function is the module itself or its `default`, by loader.
@@ -24,6 +26,7 @@ export const MAX_JSON_BYTES = 64 * 1024;
 const validateCreate = ajv.compile(CREATE_OPERATION_SCHEMA);
 const validateRecover = ajv.compile(RECOVER_SCHEMA);
 const validateSince = ajv.compile(RECOVER_SCHEMA.properties.since);
+const validateCreateKey = ajv.compile(CLIENT_SCHEMAS.CreateKey);
 
 /** With the `u` flag a surrogate pair is one code point: only a half of one matches. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
@@ -119,4 +122,12 @@ export function parseRecover(body: unknown): { since: number } {
   if (!validateRecover(body))
     throw new ApiError(400, 'invalid_request', describe(validateRecover.errors?.[0]));
   return { since: Date.parse(since as string) };
+}
+
+/** The body of `POST /v1/keys`, checked against its schema: `400 invalid_request` otherwise. */
+export function parseCreateKey(body: unknown): { client: string; role?: KeyRole; expires_in?: string } {
+  if (!validateCreateKey(body)) {
+    throw new ApiError(400, 'invalid_request', describe(validateCreateKey.errors?.[0]));
+  }
+  return body as { client: string; role?: KeyRole; expires_in?: string };
 }

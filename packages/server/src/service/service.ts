@@ -12,6 +12,7 @@ import {
 } from '../delivery/index.ts';
 import type { Store } from '../store/index.ts';
 import { createApiHandler } from './api-server.ts';
+import { ClientSecrets } from './clients/client-secrets.ts';
 import { GenerationWorker } from './generation-worker.ts';
 import type { Generator } from './generators/index.ts';
 import { jsonLogger, type Logger } from './json-log.ts';
@@ -28,8 +29,16 @@ export interface ServiceOptions {
    */
   blobs?: BlobStore | undefined;
   generator: Generator;
-  /** `whsec_…` secrets: callbacks are signed with each. */
+  /**
+   * `whsec_…` secrets of client `default` (the operations made without a key or with its
+   * keys): its callbacks are signed with each. Every other client has a secret of its own, made
+   * on first need and kept in the store.
+   */
   secrets?: readonly string[] | undefined;
+  /** Seals clients' secrets in the store (AES-256-GCM); random text of 32 characters or more. */
+  secretKey?: string | undefined;
+  /** How long a rotated-out secret still signs beside the new one (24 h). */
+  secretOverlapMs?: number | undefined;
   ssrf?: SsrfPolicy | undefined;
   retrySchedule?: readonly number[] | undefined;
   /** Generations at once (2). */
@@ -103,7 +112,13 @@ export function createService(options: ServiceOptions): Service {
     ...DEFAULT_RETRY_POLICY,
     schedule: options.retrySchedule ?? DEFAULT_RETRY_POLICY.schedule,
   };
-  const sender = new CallbackSender({ ssrf: options.ssrf, secrets: options.secrets });
+  const secrets = new ClientSecrets({
+    store: options.store,
+    defaultSecrets: options.secrets,
+    secretKey: options.secretKey,
+    overlapMs: options.secretOverlapMs,
+  });
+  const sender = new CallbackSender({ ssrf: options.ssrf });
   const generation = new GenerationWorker({
     store: options.store,
     blobs,
@@ -121,6 +136,7 @@ export function createService(options: ServiceOptions): Service {
     store: options.store,
     blobs,
     sender,
+    signingSecrets: (client) => secrets.signingSecrets(client),
     retry,
     concurrency: options.deliveryConcurrency,
     leaseMs: options.leaseMs,
@@ -149,6 +165,7 @@ export function createService(options: ServiceOptions): Service {
       allowedHosts: options.allowedHosts,
       allowedOrigins: options.allowedOrigins,
       maxSubmittedFileBytes: options.maxSubmittedFileBytes,
+      secrets,
     }),
     metrics,
     blobs,

@@ -5,6 +5,8 @@
  */
 import { recordValues } from './attempt-values.ts';
 import type { StoreDialect } from './dialect.ts';
+import type { ClientScope } from './client-store.ts';
+import { selectOperationRow } from './operation-queries.ts';
 import { toCallbackRecord } from './records.ts';
 import { type CallbackState, FINAL_CALLBACK_STATES, type StoreDb } from './schema.ts';
 import type { AttemptInput, CallbackRecord, NextCallbackState, ReleasedLeases, WorkEvent } from './store.ts';
@@ -118,22 +120,19 @@ export function requeueQuery(db: StoreDb, now: number) {
  */
 export async function redeliverRow(
   trx: StoreDb,
+  scope: ClientScope,
   idGen: string,
   now: number,
   events: WorkEvent[],
 ): Promise<CallbackRecord> {
+  const op = await selectOperationRow(trx, scope, idGen);
+  if (op === undefined) throw new StoreError('not_found', `no operation ${idGen}`);
   const current = await trx
     .selectFrom('callbacks')
     .select('state')
     .where('id_gen', '=', idGen)
     .executeTakeFirst();
   if (current === undefined) {
-    const op = await trx
-      .selectFrom('operations')
-      .select('state')
-      .where('id_gen', '=', idGen)
-      .executeTakeFirst();
-    if (op === undefined) throw new StoreError('not_found', `no operation ${idGen}`);
     throw new StoreError('conflict', `operation ${idGen} is ${op.state}: it has no callback yet`);
   }
   if (current.state === 'delivering') {

@@ -4,8 +4,19 @@
  */
 
 export { DEFAULT_CIRCUIT_POLICY, nextCircuit } from './circuit.ts';
+export {
+  ALL_CLIENTS,
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  CLIENT_NAME,
+  type ClientScope,
+  type ClientSecretRecord,
+  type ClientSecretStore,
+  DEFAULT_CLIENT,
+  type IdempotencyStore,
+} from './client-store.ts';
 export { endpointKeyOf } from './endpoint-key.ts';
-export { MIGRATIONS } from './migrations.ts';
+export { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, MIGRATIONS } from './migrations.ts';
 export { openStore } from './open-store.ts';
 export { circuitStateAt, STATS_WINDOWS, type StatsWindow } from './operator-view.ts';
 export { PostgresStore } from './postgres/postgres-store.ts';
@@ -13,6 +24,8 @@ export { callbackStatusOf } from './records.ts';
 export {
   CALLBACK_STATES,
   CIRCUIT_STATES,
+  KEY_ROLES,
+  type KeyRole,
   FINAL_CALLBACK_STATES,
   OPERATION_KINDS,
   OPERATION_STATES,

@@ -9,8 +9,8 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } fr
 import { FAMILIES } from 'mediahook/protocol';
 
 /** Names of the tables where Kysely's migrator records what ran. */
-const MIGRATION_TABLE = 'store_migrations';
-const MIGRATION_LOCK_TABLE = 'store_migration_lock';
+export const MIGRATION_TABLE = 'store_migrations';
+export const MIGRATION_LOCK_TABLE = 'store_migration_lock';
 
 const initial: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
@@ -218,6 +218,66 @@ const operatorView: Migration = {
   },
 };
 
+/**
+ * Clients: each key belongs to a client and has a role (keys made before are `admin` keys of
+ * client `default`, named by their hash), may expire and be revoked; each operation belongs to
+ * the client whose key created it; each client has its own signing secret; and
+ * `Idempotency-Key`s are kept per client.
+ */
+const clients: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    const keys = db.schema.alterTable('api_keys');
+    await keys.addColumn('key_id', 'text').execute();
+    await keys.addColumn('client', 'text', (c) => c.notNull().defaultTo('default')).execute();
+    await keys.addColumn('role', 'text', (c) => c.notNull().defaultTo('admin')).execute();
+    await keys.addColumn('expires_at', 'bigint').execute();
+    await keys.addColumn('last_used_at', 'bigint').execute();
+    await keys.addColumn('revoked_at', 'bigint').execute();
+    await sql`update api_keys set key_id = 'key_' || substr(hash, 1, 16)`.execute(db);
+    await db.schema.createIndex('api_keys_key_id_idx').unique().on('api_keys').column('key_id').execute();
+
+    await db.schema
+      .alterTable('operations')
+      .addColumn('client', 'text', (c) => c.notNull().defaultTo('default'))
+      .execute();
+    // A client's operations newest first; its receivers' callbacks and attempts are found by id.
+    await db.schema
+      .createIndex('operations_client_idx')
+      .ifNotExists()
+      .on('operations')
+      .columns(['client', 'id_gen'])
+      .execute();
+
+    await db.schema
+      .createTable('client_secrets')
+      .ifNotExists()
+      .addColumn('client', 'text', (c) => c.primaryKey())
+      .addColumn('secret', 'text', (c) => c.notNull())
+      .addColumn('previous_secret', 'text')
+      .addColumn('previous_until', 'bigint')
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .execute();
+
+    await db.schema
+      .createTable('idempotency_keys')
+      .ifNotExists()
+      .addColumn('client', 'text', (c) => c.notNull())
+      .addColumn('key', 'text', (c) => c.notNull())
+      .addColumn('request_sha256', 'text', (c) => c.notNull())
+      .addColumn('status', 'integer')
+      .addColumn('body', 'text')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('idempotency_keys_pk', ['client', 'key'])
+      .execute();
+    await db.schema
+      .createIndex('idempotency_keys_created_idx')
+      .ifNotExists()
+      .on('idempotency_keys')
+      .column('created_at')
+      .execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
@@ -226,6 +286,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0004_queued_operations_index': queuedOperationsIndex,
   '0005_submitted_operations': submittedOperations,
   '0006_operator_view': operatorView,
+  '0007_clients': clients,
 };
 
 const provider: MigrationProvider = {

@@ -4,6 +4,7 @@
  */
 import { FAMILIES, type MediaType } from 'mediahook/protocol';
 import { firstDueAt } from './circuit.ts';
+import { ALL_CLIENTS, CLIENT_NAME, type ClientScope } from './client-store.ts';
 import { runCompiled } from './compiled-query.ts';
 import type { RowLocking } from './dialect.ts';
 import { endpointKeyOf } from './endpoint-key.ts';
@@ -32,8 +33,16 @@ export function checkIdGen(idGen: string): void {
   checkText('id_gen', idGen);
 }
 
+/** A client's name: 1 to 64 of `A-Z a-z 0-9 . _ -`, as `mediahook keys create --client` takes it. */
+export function checkClient(client: string): void {
+  if (typeof client !== 'string' || !CLIENT_NAME.test(client)) {
+    throw new StoreError('invalid_argument', `client must be 1 to 64 of A-Z a-z 0-9 . _ -`);
+  }
+}
+
 function checkNewOperation(op: NewOperation): void {
   checkIdGen(op.id_gen);
+  checkClient(op.client);
   if (!OPERATION_KINDS.includes(op.kind)) throw new StoreError('invalid_argument', `unknown kind ${op.kind}`);
   if (!FAMILIES.includes(op.family)) throw new StoreError('invalid_argument', `unknown family ${op.family}`);
   if (typeof op.webhook_url !== 'string' || op.webhook_url.length === 0) {
@@ -52,6 +61,7 @@ export async function insertOperation(db: StoreDb, op: NewOperation, now: number
     .insertInto('operations')
     .values({
       id_gen: op.id_gen,
+      client: op.client,
       kind: op.kind,
       family: op.family,
       state: 'queued',
@@ -70,8 +80,17 @@ export async function insertOperation(db: StoreDb, op: NewOperation, now: number
   return toOperationRecord(row);
 }
 
-export async function selectOperationRow(db: StoreDb, idGen: string): Promise<OperationRow | undefined> {
-  return db.selectFrom('operations').selectAll().where('id_gen', '=', idGen).executeTakeFirst();
+export async function selectOperationRow(
+  db: StoreDb,
+  scope: ClientScope,
+  idGen: string,
+): Promise<OperationRow | undefined> {
+  return db
+    .selectFrom('operations')
+    .selectAll()
+    .where('id_gen', '=', idGen)
+    .$if(scope !== ALL_CLIENTS, (qb) => qb.where('client', '=', scope as string))
+    .executeTakeFirst();
 }
 
 /** The oldest queued operation, or one whose worker let its lease run out, now running. */
@@ -196,7 +215,7 @@ export function finishedColumns(v: ReturnType<typeof outcomeValues> & { now: num
 
 /** A finish that found its operation finished already (or missing): the operation as it is. */
 export async function finishChangedNothing(db: StoreDb, idGen: string): Promise<FinishResult> {
-  const existing = await selectOperationRow(db, idGen);
+  const existing = await selectOperationRow(db, ALL_CLIENTS, idGen);
   if (existing === undefined) throw new StoreError('not_found', `no operation ${idGen}`);
   return { operation: toOperationRecord(existing), changed: false };
 }

@@ -6,9 +6,12 @@
  */
 import { sql } from 'kysely';
 import { requeueQuery } from './callback-queries.ts';
+import { inScope } from './client-queries.ts';
+import { ALL_CLIENTS, type ClientScope } from './client-store.ts';
 import { isoTime } from './records.ts';
 import { CALLBACK_STATES, type CallbackState, type CircuitState, type StoreDb } from './schema.ts';
-import type { WorkEvent } from './store.ts';
+import { selectEndpoint } from './status-queries.ts';
+import type { EndpointRecord, WorkEvent } from './store.ts';
 import {
   circuitStateAt,
   type EndpointHealth,
@@ -51,6 +54,7 @@ function nearestRank(counts: readonly (readonly [number, number])[], n: number, 
  */
 async function attemptDurations(
   db: StoreDb,
+  scope: ClientScope,
   group: ReturnType<typeof sql>,
   from: number,
   to: number,
@@ -59,7 +63,7 @@ async function attemptDurations(
     select ${group} as g, duration_ms as d, count(*) as n,
       sum(case when status_code between 200 and 299 and error is null then 1 else 0 end) as ok
     from attempts
-    where at >= cast(${from} as bigint) and at < cast(${to} as bigint)
+    where at >= cast(${from} as bigint) and at < cast(${to} as bigint) and ${inScope(scope)}
     group by 1, 2
     order by 1, 2`.execute(db);
   const byGroup = new Map<string, { counts: [number, number][]; n: number; ok: number }>();
@@ -80,10 +84,14 @@ async function attemptDurations(
 }
 
 /** Each receiver's callbacks by state, from the (state, receiver, …) index alone. */
-async function callbackCounts(db: StoreDb): Promise<Map<string, Record<CallbackState, number>>> {
+async function callbackCounts(
+  db: StoreDb,
+  scope: ClientScope,
+): Promise<Map<string, Record<CallbackState, number>>> {
   const rows = await db
     .selectFrom('callbacks')
     .select((eb) => ['state', 'endpoint_key', eb.fn.countAll<number | string>().as('n')])
+    .where(inScope(scope))
     .groupBy(['state', 'endpoint_key'])
     .execute();
   const counts = new Map<string, Record<CallbackState, number>>();
@@ -98,13 +106,18 @@ async function callbackCounts(db: StoreDb): Promise<Map<string, Record<CallbackS
 }
 
 /** A receiver's latest attempt and latest failed one: two probes of its attempts' indexes. */
-async function lastAttempts(db: StoreDb, key: string): Promise<{ at: number | null; error: string | null }> {
+async function lastAttempts(
+  db: StoreDb,
+  scope: ClientScope,
+  key: string,
+): Promise<{ at: number | null; error: string | null }> {
   const row = await db
     .selectNoFrom((eb) => [
       eb
         .selectFrom('attempts')
         .select('at')
         .where('endpoint_key', '=', key)
+        .where(inScope(scope))
         .orderBy('at', 'desc')
         .limit(1)
         .as('at'),
@@ -113,6 +126,7 @@ async function lastAttempts(db: StoreDb, key: string): Promise<{ at: number | nu
         .select(sql<string>`coalesce(error, 'HTTP ' || cast(status_code as text))`.as('e'))
         .where('endpoint_key', '=', key)
         .where(FAILED)
+        .where(inScope(scope))
         .orderBy('at', 'desc')
         .limit(1)
         .as('error'),
@@ -137,15 +151,20 @@ function worstFirst(a: EndpointHealth, b: EndpointHealth): number {
   );
 }
 
-export async function selectEndpointHealth(db: StoreDb, now: number): Promise<EndpointHealth[]> {
+export async function selectEndpointHealth(
+  db: StoreDb,
+  scope: ClientScope,
+  now: number,
+): Promise<EndpointHealth[]> {
   const [counts, circuits, hour] = await Promise.all([
-    callbackCounts(db),
+    callbackCounts(db, scope),
     db.selectFrom('endpoints').select(['key', 'circuit_state', 'open_until']).execute(),
-    attemptDurations(db, sql`endpoint_key`, now - HOUR_MS, now + 1),
+    attemptDurations(db, scope, sql`endpoint_key`, now - HOUR_MS, now + 1),
   ]);
   const circuitOf = new Map(circuits.map((c) => [c.key, c]));
-  const keys = [...new Set([...counts.keys(), ...circuitOf.keys()])];
-  const lasts = await Promise.all(keys.map((key) => lastAttempts(db, key)));
+  // A client sees the receivers its own callbacks went to; every receiver's circuit is its own.
+  const keys = [...new Set([...counts.keys(), ...(scope === ALL_CLIENTS ? circuitOf.keys() : [])])];
+  const lasts = await Promise.all(keys.map((key) => lastAttempts(db, scope, key)));
   return keys
     .map((key, i): EndpointHealth => {
       const circuit = circuitOf.get(key);
@@ -170,6 +189,7 @@ export async function selectEndpointHealth(db: StoreDb, now: number): Promise<En
 /** The window's buckets, aligned to their width, the last one holding `now`. */
 export async function selectAttemptStats(
   db: StoreDb,
+  scope: ClientScope,
   window: StatsWindow,
   now: number,
 ): Promise<StatsBucket[]> {
@@ -178,6 +198,7 @@ export async function selectAttemptStats(
   const start = end - span;
   const byBucket = await attemptDurations(
     db,
+    scope,
     sql`(at - cast(${start} as bigint)) / cast(${bucket} as bigint)`,
     start,
     end,
@@ -200,6 +221,7 @@ export async function selectAttemptStats(
  */
 export async function recoverEndpointRows(
   trx: StoreDb,
+  scope: ClientScope,
   key: string,
   since: number,
   now: number,
@@ -209,8 +231,28 @@ export async function recoverEndpointRows(
     .where('state', '=', 'dead')
     .where('endpoint_key', '=', key)
     .where('finished_at', '>=', since)
+    .where(inScope(scope))
     .executeTakeFirst();
   const requeued = Number(result.numUpdatedRows);
   if (requeued > 0) events.push({ kind: 'callback', id_gen: null });
   return requeued;
+}
+
+/** A receiver's circuit, for a scope that sent it a callback (any, for `ALL_CLIENTS`). */
+export async function selectEndpointOf(
+  db: StoreDb,
+  scope: ClientScope,
+  key: string,
+): Promise<EndpointRecord | undefined> {
+  if (scope !== ALL_CLIENTS) {
+    const called = await db
+      .selectFrom('callbacks')
+      .select('id_gen')
+      .where('endpoint_key', '=', key)
+      .where(inScope(scope))
+      .limit(1)
+      .executeTakeFirst();
+    if (called === undefined) return undefined;
+  }
+  return selectEndpoint(db, key);
 }

@@ -3,6 +3,7 @@
  * and the recovery of what a receiver missed (docs/service.md, "Operating").
  */
 import type { EndpointHealth, StatsBucket } from '../client/api-types.ts';
+import type { ClientScope } from './client-store.ts';
 import type { CircuitState } from './schema.ts';
 
 /** One receiver (`host:port`) and one bucket of attempts, as the API answers them. */
@@ -18,15 +19,18 @@ export type StatsWindow = keyof typeof STATS_WINDOWS;
 
 /** The store's part of the operator's view. */
 export interface OperatorViewStore {
-  /** Every receiver the store has callbacks or a circuit for, worst first. */
-  listEndpointHealth(): Promise<EndpointHealth[]>;
-  /** The window's attempts in equal buckets, oldest first, the last one holding now. */
-  attemptStats(window: StatsWindow): Promise<StatsBucket[]>;
   /**
-   * Queues again, as `redeliver` would, every `dead` callback of receiver `key` that ended at
-   * or after `since` (Unix ms); how many were queued.
+   * Every receiver `scope`'s callbacks went to, worst first, counted over those callbacks; for
+   * `ALL_CLIENTS` every receiver with callbacks or a circuit. The circuit is the receiver's own.
    */
-  recoverEndpoint(key: string, since: number): Promise<number>;
+  listEndpointHealth(scope: ClientScope): Promise<EndpointHealth[]>;
+  /** `scope`'s attempts of the window in equal buckets, oldest first, the last one holding now. */
+  attemptStats(scope: ClientScope, window: StatsWindow): Promise<StatsBucket[]>;
+  /**
+   * Queues again, as `redeliver` would, every `dead` callback of `scope` to receiver `key` that
+   * ended at or after `since` (Unix ms); how many were queued.
+   */
+  recoverEndpoint(scope: ClientScope, key: string, since: number): Promise<number>;
 }
 
 /**

@@ -58,6 +58,7 @@ function num(value: number | null): number | null {
 export function toOperationRecord(row: OperationRow): OperationRecord {
   return {
     id_gen: row.id_gen,
+    client: row.client,
     kind: row.kind,
     family: row.family,
     state: row.state,
@@ -146,6 +147,7 @@ export function toOperationResource(
 ): OperationResource {
   return {
     id_gen: op.id_gen,
+    client: op.client,
     kind: op.submission_sha256 === null ? op.kind : 'external',
     family: op.family,
     state: op.state,

@@ -3,6 +3,7 @@
  * for operations with their outbox rows, one for all their attempts, whatever the number of
  * operations.
  */
+import { ALL_CLIENTS, type ClientScope } from './client-store.ts';
 import type { StoreDb } from './schema.ts';
 import { type ResourceAttemptRow, toOperationResource } from './records.ts';
 import type { ListOperationsOptions, OperationResource } from './store.ts';
@@ -11,9 +12,11 @@ import { StoreError } from './store-error.ts';
 /** Most operations one list returns. */
 const MAX_LIST = 500;
 
-function baseQuery(db: StoreDb) {
+/** Operations of `scope` with their outbox rows and circuits: every read of resources starts here. */
+function baseQuery(db: StoreDb, scope: ClientScope) {
   return db
     .selectFrom('operations as o')
+    .$if(scope !== ALL_CLIENTS, (qb) => qb.where('o.client', '=', scope as string))
     .leftJoin('callbacks as c', 'c.id_gen', 'o.id_gen')
     .leftJoin('endpoints as e', 'e.key', 'c.endpoint_key')
     .selectAll('o')
@@ -80,9 +83,10 @@ function nextAttemptOf(row: Row): number | null {
 
 export async function selectOperationResource(
   db: StoreDb,
+  scope: ClientScope,
   idGen: string,
 ): Promise<OperationResource | undefined> {
-  const row = await baseQuery(db).where('o.id_gen', '=', idGen).executeTakeFirst();
+  const row = await baseQuery(db, scope).where('o.id_gen', '=', idGen).executeTakeFirst();
   if (row === undefined) return undefined;
   const [resource] = await withAttempts(db, [row]);
   return resource;
@@ -94,6 +98,7 @@ export async function selectOperationResource(
  */
 export async function selectOperationResources(
   db: StoreDb,
+  scope: ClientScope,
   options: ListOperationsOptions,
 ): Promise<OperationResource[]> {
   const limit = Math.trunc(options.limit);
@@ -101,7 +106,7 @@ export async function selectOperationResources(
     throw new StoreError('invalid_argument', `limit must be 1 to ${MAX_LIST}`);
   }
   const { state, family, endpoint, callbackState, before } = options;
-  const rows = await baseQuery(db)
+  const rows = await baseQuery(db, scope)
     .$if(state !== undefined, (qb) => qb.where('o.state', '=', state!))
     .$if(family !== undefined, (qb) => qb.where('o.family', '=', family!))
     .$if(endpoint !== undefined, (qb) => qb.where('o.endpoint_key', '=', endpoint!))

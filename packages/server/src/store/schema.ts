@@ -58,6 +58,8 @@ export interface OperationsTable {
   time_gen: string | null;
   /** Handed in from outside: SHA-256 of everything handed in; null for a generated operation. */
   submission_sha256: string | null;
+  /** The client whose key created it: whose secret signs its callback, who alone sees it. */
+  client: string;
 }
 
 /** The outbox: the one callback of a finished operation and its delivery progress. */
@@ -111,6 +113,9 @@ export interface EndpointsTable {
   updated_at: number;
 }
 
+export type KeyRole = 'client' | 'admin';
+export const KEY_ROLES: readonly KeyRole[] = ['client', 'admin'];
+
 /** API keys of the service, kept only as SHA-256 hashes. */
 export interface ApiKeysTable {
   /** Lower-case hex SHA-256 of the whole key. */
@@ -118,6 +123,40 @@ export interface ApiKeysTable {
   /** The key's first characters, to tell keys apart in a list without revealing them. */
   prefix: string;
   label: string | null;
+  created_at: number;
+  /** The key's public name, to list and revoke it by: `key_` and the first 16 hex of its hash. */
+  key_id: string;
+  client: string;
+  role: KeyRole;
+  expires_at: number | null;
+  /** Kept coarsely (a write at most every minute per process), for an operator's list. */
+  last_used_at: number | null;
+  /** A revoked key stays, so that the store never falls back to keyless mode. */
+  revoked_at: number | null;
+}
+
+/** Each client's signing secret, and the one it replaced while both sign (the rotation's overlap). */
+export interface ClientSecretsTable {
+  client: string;
+  /** The secret as kept: `whsec_…` text, or sealed with the operator's secret key. */
+  secret: string;
+  previous_secret: string | null;
+  /** Until when callbacks carry the previous secret's signature too. */
+  previous_until: number | null;
+  updated_at: number;
+}
+
+/** `Idempotency-Key` of `POST /v1/operations`, per client: the request it names and its answer. */
+export interface IdempotencyKeysTable {
+  client: string;
+  key: string;
+  /** SHA-256 of the request body as a JSON value (canonical form). */
+  request_sha256: string;
+  /** The answer's status; null while the first request is being processed. */
+  status: number | null;
+  /** The answer's body (JSON text); null while in progress. */
+  body: string | null;
+  /** When the key was taken: kept for a day, freed after a minute still in progress. */
   created_at: number;
 }
 
@@ -127,6 +166,8 @@ export interface StoreSchema {
   attempts: AttemptsTable;
   endpoints: EndpointsTable;
   api_keys: ApiKeysTable;
+  client_secrets: ClientSecretsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 /** A connection (or a transaction) to the store's tables, on whichever database. */

@@ -7,6 +7,27 @@
 import type { Kysely } from 'kysely';
 import { recordAttemptRows, redeliverRow, releaseLeaseRows } from './callback-queries.ts';
 import { claimCallbackRows } from './claim-queries.ts';
+import {
+  checkScope,
+  claimIdempotencyRow,
+  insertApiKey,
+  insertClientSecret,
+  purgeIdempotencyRows,
+  revokeApiKeyRow,
+  rotateClientSecretRow,
+  selectApiKeys,
+  selectClientSecret,
+  settleIdempotencyRow,
+  touchApiKeyRows,
+} from './client-queries.ts';
+import type {
+  ApiKeyRecord,
+  ClientScope,
+  ClientSecretRecord,
+  IdempotencyClaim,
+  IdempotencyOptions,
+  NewApiKey,
+} from './client-store.ts';
 import { migrateToLatest } from './migrations.ts';
 import type { StoreDialect } from './dialect.ts';
 import {
@@ -22,11 +43,15 @@ import { toAttemptRecord, toCallbackRecord, toOperationRecord } from './records.
 import type { StoreDb } from './schema.ts';
 import { selectOperationResource, selectOperationResources } from './resource-queries.ts';
 import { closesInRecord, settleRows } from './settle-queries.ts';
-import { recoverEndpointRows, selectAttemptStats, selectEndpointHealth } from './operator-queries.ts';
+import {
+  recoverEndpointRows,
+  selectAttemptStats,
+  selectEndpointHealth,
+  selectEndpointOf,
+} from './operator-queries.ts';
 import type { EndpointHealth, StatsBucket, StatsWindow } from './operator-view.ts';
 import { selectEndpoint, selectNextDueAt, selectQueueDepth, upsertEndpoint } from './status-queries.ts';
 import type {
-  ApiKeyRecord,
   AttemptInput,
   AttemptRecord,
   CallbackRecord,
@@ -83,6 +108,7 @@ export abstract class SqlStore implements Store {
   protected readonly db: StoreDb;
   protected readonly clock: () => number;
   readonly #sql: StoreDialect;
+  #idempotencyPurgedAt = 0;
 
   protected constructor(db: StoreDb, dialect: StoreDialect, options: StoreOptions) {
     this.db = db;
@@ -136,30 +162,79 @@ export abstract class SqlStore implements Store {
     });
   }
 
-  async getOperation(idGen: string): Promise<OperationResource | undefined> {
+  async getOperation(scope: ClientScope, idGen: string): Promise<OperationResource | undefined> {
+    checkScope(scope);
     checkText('id_gen', idGen);
-    return selectOperationResource(this.db, idGen);
+    return selectOperationResource(this.db, scope, idGen);
   }
 
-  async getOperationRecord(idGen: string): Promise<OperationRecord | undefined> {
+  async getOperationRecord(scope: ClientScope, idGen: string): Promise<OperationRecord | undefined> {
+    checkScope(scope);
     checkText('id_gen', idGen);
-    const row = await selectOperationRow(this.db, idGen);
+    const row = await selectOperationRow(this.db, scope, idGen);
     return row === undefined ? undefined : toOperationRecord(row);
   }
 
-  async listOperations(options: ListOperationsOptions): Promise<OperationResource[]> {
+  async listOperations(scope: ClientScope, options: ListOperationsOptions): Promise<OperationResource[]> {
+    checkScope(scope);
     checkText('endpoint', options.endpoint);
     checkText('before', options.before);
-    return selectOperationResources(this.db, options);
+    return selectOperationResources(this.db, scope, options);
   }
 
-  async addApiKey(key: ApiKeyRecord): Promise<void> {
-    await this.write((trx) => trx.insertInto('api_keys').values(key).execute());
+  addApiKey(key: NewApiKey): Promise<ApiKeyRecord> {
+    return this.write((trx) => insertApiKey(trx, key, this.clock()));
   }
 
   async findApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
-    return row === undefined ? undefined : { ...row, created_at: Number(row.created_at) };
+    return (await selectApiKeys(this.db, hash))[0];
+  }
+
+  listApiKeys(): Promise<ApiKeyRecord[]> {
+    return selectApiKeys(this.db);
+  }
+
+  revokeApiKey(keyId: string): Promise<ApiKeyRecord> {
+    return this.write((trx) => revokeApiKeyRow(trx, keyId, this.clock()));
+  }
+
+  touchApiKeys(keyIds: readonly string[], at: number): Promise<void> {
+    return touchApiKeyRows(this.db, keyIds, at);
+  }
+
+  getClientSecret(client: string): Promise<ClientSecretRecord | undefined> {
+    return selectClientSecret(this.db, client);
+  }
+
+  addClientSecret(client: string, secret: string): Promise<ClientSecretRecord> {
+    return this.write((trx) => insertClientSecret(trx, client, secret, this.clock()));
+  }
+
+  rotateClientSecret(client: string, secret: string, previousUntil: number): Promise<ClientSecretRecord> {
+    return this.write((trx) => rotateClientSecretRow(trx, client, secret, previousUntil, this.clock()));
+  }
+
+  async claimIdempotencyKey(
+    client: string,
+    key: string,
+    requestSha256: string,
+    options: IdempotencyOptions,
+  ): Promise<IdempotencyClaim> {
+    const now = this.clock();
+    // Keys past keeping go as new ones come: no sweeper to run.
+    if (now - this.#idempotencyPurgedAt >= 60_000) {
+      this.#idempotencyPurgedAt = now;
+      await purgeIdempotencyRows(this.db, now - options.keepMs);
+    }
+    return claimIdempotencyRow(this.db, client, key, requestSha256, options, now);
+  }
+
+  completeIdempotencyKey(client: string, key: string, status: number, body: string): Promise<void> {
+    return settleIdempotencyRow(this.db, client, key, { status, body });
+  }
+
+  releaseIdempotencyKey(client: string, key: string): Promise<void> {
+    return settleIdempotencyRow(this.db, client, key, null);
   }
 
   async countApiKeys(): Promise<number> {
@@ -293,9 +368,10 @@ export abstract class SqlStore implements Store {
     return this.write((trx, events) => releaseLeaseRows(trx, null, this.clock(), events));
   }
 
-  async redeliver(idGen: string): Promise<CallbackRecord> {
+  async redeliver(scope: ClientScope, idGen: string): Promise<CallbackRecord> {
+    checkScope(scope);
     checkText('id_gen', idGen);
-    return this.write((trx, events) => redeliverRow(trx, idGen, this.clock(), events));
+    return this.write((trx, events) => redeliverRow(trx, scope, idGen, this.clock(), events));
   }
 
   nextDueAt(kind?: 'operation' | 'callback'): Promise<number | null> {
@@ -315,17 +391,26 @@ export abstract class SqlStore implements Store {
     return selectQueueDepth(this.db);
   }
 
-  listEndpointHealth(): Promise<EndpointHealth[]> {
-    return selectEndpointHealth(this.db, this.clock());
+  async listEndpointHealth(scope: ClientScope): Promise<EndpointHealth[]> {
+    checkScope(scope);
+    return selectEndpointHealth(this.db, scope, this.clock());
   }
 
-  attemptStats(window: StatsWindow): Promise<StatsBucket[]> {
-    return selectAttemptStats(this.db, window, this.clock());
+  async attemptStats(scope: ClientScope, window: StatsWindow): Promise<StatsBucket[]> {
+    checkScope(scope);
+    return selectAttemptStats(this.db, scope, window, this.clock());
   }
 
-  async recoverEndpoint(key: string, since: number): Promise<number> {
+  async endpointCircuit(scope: ClientScope, key: string): Promise<EndpointRecord | undefined> {
+    checkScope(scope);
+    checkText('key', key);
+    return selectEndpointOf(this.db, scope, key);
+  }
+
+  async recoverEndpoint(scope: ClientScope, key: string, since: number): Promise<number> {
+    checkScope(scope);
     checkText('key', key);
     if (!Number.isFinite(since)) throw new StoreError('invalid_argument', 'since must be a time in ms');
-    return this.write((trx, events) => recoverEndpointRows(trx, key, since, this.clock(), events));
+    return this.write((trx, events) => recoverEndpointRows(trx, scope, key, since, this.clock(), events));
   }
 }

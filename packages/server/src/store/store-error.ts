@@ -9,6 +9,7 @@ export const STORE_ERROR_CODES = [
   'invalid_argument',
   'migration_failed',
   'unavailable',
+  'driver_missing',
 ] as const;
 
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];

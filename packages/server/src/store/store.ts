@@ -3,6 +3,7 @@
  * Unix milliseconds in records and RFC 3339 UTC text in the operation resource.
  */
 import type { Family, MediaType } from 'mediahook/protocol';
+import type { ApiKeyStore, ClientScope, ClientSecretStore, IdempotencyStore } from './client-store.ts';
 import type { Operation } from '../client/api-types.ts';
 import type { OperatorViewStore } from './operator-view.ts';
 import type { CallbackState, CallbacksTable, CircuitState, OperationKind, OperationState } from './schema.ts';
@@ -11,6 +12,8 @@ import type { StoreError } from './store-error.ts';
 /** An operation as the caller submits it; `id_gen` is a UUIDv7 the caller made. */
 export interface NewOperation {
   id_gen: string;
+  /** The client whose key creates it. */
+  client: string;
   kind: OperationKind;
   family: Family;
   webhook_url: string;
@@ -29,6 +32,8 @@ export interface OperationResult {
 /** The whole stored operation, for the generator and the sender. */
 export interface OperationRecord {
   id_gen: string;
+  /** The client whose key created it: its secret signs the callback. */
+  client: string;
   kind: OperationKind;
   family: Family;
   state: OperationState;
@@ -58,6 +63,8 @@ export type OperationOutcome =
 /** An outcome handed in: what `submitOperation` records. */
 export interface SubmittedOperation {
   id_gen: string;
+  /** The client whose key hands it in. */
+  client: string;
   family: Family;
   webhook_url: string;
   /** The callback's `status`, or null for `success` / `error`. */
@@ -220,13 +227,6 @@ export interface WorkSubscription {
   readonly ready: Promise<void>;
 }
 
-export interface ApiKeyRecord {
-  hash: string;
-  prefix: string;
-  label: string | null;
-  created_at: number;
-}
-
 export interface ReleasedLeases {
   operations: number;
   callbacks: number;
@@ -240,18 +240,24 @@ export interface QueueDepth {
 /** Operations: created through the API, claimed and finished by generation workers. */
 export interface OperationStore {
   createOperation(operation: NewOperation): Promise<OperationRecord>;
-  /** The resource of `GET /v1/operations/{id_gen}` (docs/service.md); undefined for an unknown id. */
-  getOperation(idGen: string): Promise<OperationResource | undefined>;
-  getOperationRecord(idGen: string): Promise<OperationRecord | undefined>;
-  /** Newest first. */
-  listOperations(options: ListOperationsOptions): Promise<OperationResource[]>;
+  /**
+   * The resource of `GET /v1/operations/{id_gen}` (docs/service.md); undefined for an unknown
+   * id and for another client's than `scope`'s.
+   */
+  getOperation(scope: ClientScope, idGen: string): Promise<OperationResource | undefined>;
+  getOperationRecord(scope: ClientScope, idGen: string): Promise<OperationRecord | undefined>;
+  /** Newest first, `scope`'s only. */
+  listOperations(scope: ClientScope, options: ListOperationsOptions): Promise<OperationResource[]>;
   /** One queued (or abandoned running) operation, now running under a lease of `workerId`. */
   claimOperation(workerId: string, leaseMs: number): Promise<OperationRecord | undefined>;
   /** Extends the lease of a running operation; false when the worker no longer holds it. */
   renewOperationLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean>;
   /** Finishes the operation and enqueues its callback in one transaction; idempotent. */
   finishOperation(idGen: string, outcome: OperationOutcome): Promise<FinishResult>;
-  /** Records an outcome handed in, finished, with its callback due; `conflict` if the id exists. */
+  /**
+   * Records an outcome handed in, finished, with its callback due; `conflict` if the id exists,
+   * whoever's it is (`id_gen` is unique across clients).
+   */
   submitOperation(operation: SubmittedOperation): Promise<void>;
 }
 
@@ -282,24 +288,19 @@ export interface OutboxStore {
   ): Promise<SettleResult>;
   /** Extends the lease of a callback being delivered; false when the worker no longer holds it. */
   renewCallbackLease(idGen: string, workerId: string, leaseMs: number): Promise<boolean>;
-  /** A finished callback back to `pending`, due now, history kept. */
-  redeliver(idGen: string): Promise<CallbackRecord>;
+  /** A finished callback back to `pending`, due now, history kept; `not_found` outside `scope`. */
+  redeliver(scope: ClientScope, idGen: string): Promise<CallbackRecord>;
 }
 
 /** Receiver circuits, one per `host:port`. */
 interface CircuitStore {
   getEndpoint(key: string): Promise<EndpointRecord>;
+  /**
+   * Receiver `key`'s circuit, as `getEndpoint` reads it, for `scope`: undefined for a client
+   * none of whose callbacks went to it (a receiver it never called is none of its business).
+   */
+  endpointCircuit(scope: ClientScope, key: string): Promise<EndpointRecord | undefined>;
   updateEndpoint(key: string, update: EndpointUpdate): Promise<EndpointRecord>;
-}
-
-/** The service's API keys, kept as hashes. */
-interface ApiKeyStore {
-  /** Records an API key by its SHA-256 hash (the key itself is never stored). */
-  addApiKey(key: ApiKeyRecord): Promise<void>;
-  /** The key with this hash, or undefined. */
-  findApiKey(hash: string): Promise<ApiKeyRecord | undefined>;
-  /** How many keys exist: with none, the service binds to loopback only. */
-  countApiKeys(): Promise<number>;
 }
 
 /** The queue as a whole, for workers: wake-ups, when work is next due, leases given back. */
@@ -321,17 +322,25 @@ export interface WorkStore {
 
 /**
  * The durable store: operations, their callbacks (the outbox), attempts, receiver circuits, API
- * keys and the operator's view of them, each concern an interface of its own for code that
+ * keys, clients' secrets and idempotency keys, and the operator's view of them, each concern an interface of its own for code that
  * needs only that one.
  * Implemented by `SqliteStore` (embedded, one process) and `PostgresStore` (many workers).
  *
  * @example
  * const store = openStore('postgres://app@db/mediahook');
  * await store.migrate();
- * await store.createOperation({ id_gen: uuidv7(), kind: 'image', family: 'A', webhook_url, prompt });
+ * await store.createOperation({ id_gen: uuidv7(), client: 'default', kind: 'image', family: 'A', webhook_url, prompt });
  */
 export interface Store
-  extends OperationStore, OutboxStore, CircuitStore, ApiKeyStore, WorkStore, OperatorViewStore {
+  extends
+    OperationStore,
+    OutboxStore,
+    CircuitStore,
+    ApiKeyStore,
+    ClientSecretStore,
+    IdempotencyStore,
+    WorkStore,
+    OperatorViewStore {
   /** The database's name, for logs (`sqlite`, `postgres`): code asks the capabilities below. */
   readonly dialect: string;
   /**

@@ -4,7 +4,7 @@
  */
 import { firstDueAt } from './circuit.ts';
 import { endpointKeyOf } from './endpoint-key.ts';
-import { checkIdGen, checkText, outcomeValues } from './operation-queries.ts';
+import { checkClient, checkIdGen, checkText, outcomeValues } from './operation-queries.ts';
 import type { StoreDb } from './schema.ts';
 import type { SubmittedOperation, WorkEvent } from './store.ts';
 import { StoreError } from './store-error.ts';
@@ -21,6 +21,7 @@ export async function insertSubmittedOperation(
   events: WorkEvent[],
 ): Promise<void> {
   checkIdGen(op.id_gen);
+  checkClient(op.client);
   for (const name of ['webhook_url', 'status_text', 'time_gen'] as const) checkText(name, op[name]);
   const values = outcomeValues(op.outcome);
   const endpointKey = endpointKeyOf(op.webhook_url);
@@ -28,6 +29,7 @@ export async function insertSubmittedOperation(
     .insertInto('operations')
     .values({
       id_gen: op.id_gen,
+      client: op.client,
       kind: values.mediaType === 'video/mp4' ? 'video' : 'image',
       family: op.family,
       state: values.state,

@@ -11,7 +11,15 @@ const options = (values: readonly string[]): string =>
  * The dashboard's scripts (browser/, plain JavaScript checked by its own tsconfig.json), in the
  * order the page runs them; the build copies them beside this module as they are.
  */
-const SCRIPT_FILES = ['page-common', 'operations', 'attempt-detail', 'receivers', 'charts', 'start'];
+const SCRIPT_FILES = [
+  'page-common',
+  'operations',
+  'attempt-detail',
+  'receivers',
+  'charts',
+  'clients',
+  'start',
+];
 const DASHBOARD_SCRIPT = SCRIPT_FILES.map((name) =>
   readFileSync(new URL(`./browser/${name}.js`, import.meta.url), 'utf8'),
 ).join('\n');
@@ -21,7 +29,9 @@ const STYLE = `${TEXT_STYLE}
   h1 { font-size: 1.2rem; margin: 0 0 1rem; }
   form, nav { display: flex; gap: .75rem; align-items: center; margin-bottom: 1rem; flex-wrap: wrap; }
   #key { display: inline-flex; gap: .5rem; align-items: center; }
-  #key[hidden] { display: none; }
+  #key[hidden], #client-filter[hidden], #keys-box[hidden], #secret-shown[hidden] { display: none; }
+  table.keys { min-width: 720px; }
+  #secret-shown code, #new-key-shown code { display: inline; font-size: 13px; overflow-wrap: anywhere; }
   /* Middling screens scroll a table sideways, inside its box; narrow ones stack it (below). */
   .scroll { overflow-x: auto; }
   /* Fixed columns: one long value cannot squeeze the others; it wraps, clamped to a few lines. */
@@ -101,11 +111,31 @@ export function dashboardPage(): string {
   <label>callback <select name="callback_state">${options(CALLBACK_STATES)}</select></label>
   <label>family <select name="family">${options(FAMILIES)}</select></label>
   <label>endpoint <input name="endpoint" placeholder="host:port" size="18" autocomplete="off"></label>
+  <label id="client-filter" hidden>client <input name="client" placeholder="any" size="12" autocomplete="off"></label>
   <span id="key" hidden><label>API key <input name="key" type="password" size="24" autocomplete="off"></label>
     <button type="button" id="forget">Forget key</button></span>
 </form>
 <p id="problem" role="status"></p>
 <p id="message" role="status"></p>
+<section id="clients-panel" aria-label="keys and secret">
+<p><button type="button" id="secret-toggle">Show signing secret</button> <span id="secret-shown" hidden></span>
+  <button type="button" id="keys-toggle">Keys</button></p>
+<div id="keys-box" hidden>
+<h2>API keys</h2>
+<div class="scroll">
+<table class="keys" id="keys-table">
+  <tbody id="keys"></tbody>
+</table>
+</div>
+<form id="new-key">
+  <label>client <input name="client" required pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,63}" size="14" autocomplete="off"></label>
+  <label>role <select name="role"><option>client</option><option>admin</option></select></label>
+  <label>expires in <input name="expires_in" placeholder="never (e.g. 30d)" size="12" autocomplete="off"></label>
+  <button type="submit">Make key</button>
+</form>
+<p id="new-key-shown" role="status" hidden></p>
+</div>
+</section>
 <section id="receivers-panel" aria-labelledby="receivers-title">
 <h2 id="receivers-title">Receivers</h2>
 <div class="scroll">

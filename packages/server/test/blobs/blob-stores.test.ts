@@ -169,7 +169,7 @@ describe.each(kinds)('delivery and retention with blob store: $name', (kind) => 
     expect(await worker.sweepResults(Date.now() + retentionMs + 1_000)).toBe(2);
     expect(await keysOf(f.blobs)).toEqual([]);
 
-    await f.store.redeliver(ids[0]!);
+    await f.store.redeliver('default', ids[0]!);
     await waitForStates(f, [ids[0]!], 'dead');
     expect((await f.store.listAttempts(ids[0]!)).at(-1)?.error).toMatch(/^result_missing/);
   });

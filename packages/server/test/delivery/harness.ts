@@ -115,6 +115,7 @@ export class DeliveryFixture {
     const id = nextId();
     await this.store.createOperation({
       id_gen: id,
+      client: 'default',
       kind: 'image',
       family: 'A',
       webhook_url: url(id),

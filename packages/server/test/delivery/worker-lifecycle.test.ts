@@ -131,7 +131,7 @@ describe.each(backends)('delivery worker lifecycle on $name', (kind) => {
     await waitForStates(f, [id], 'delivered', 10_000);
     expect(receiver.requests.length).toBe(1);
     expect(receiver.overlaps).toEqual([]);
-    expect((await f.store.getOperation(id))?.callback.attempts).toHaveLength(1);
+    expect((await f.store.getOperation('default', id))?.callback.attempts).toHaveLength(1);
   });
 
   it('waits for deliveries that finish within the grace period and records them', async () => {
@@ -167,7 +167,7 @@ describe.each(backends)('delivery worker lifecycle on $name', (kind) => {
     const id = await f.finished(receiver.url);
     await f.worker();
     await waitForStates(f, [id], 'delivered');
-    await f.store.redeliver(id);
+    await f.store.redeliver('default', id);
     await waitFor('the second delivery', async () => (await f.store.listAttempts(id)).length === 2);
     await waitForStates(f, [id], 'delivered');
     expect(receiver.countsById().get(id)).toBe(2);
@@ -193,7 +193,7 @@ describe.each(backends)('delivery worker lifecycle on $name', (kind) => {
     });
     await waitForStates(f, [delivered], 'delivered');
     await waitForStates(f, [retrying], 'retrying');
-    const keyOf = async (id: string) => (await f.store.getOperationRecord(id))!.result!.key;
+    const keyOf = async (id: string) => (await f.store.getOperationRecord('default', id))!.result!.key;
 
     expect(await worker.sweepResults(Date.now())).toBe(0);
     expect(await f.blobs.size(await keyOf(delivered))).not.toBeNull();
@@ -203,7 +203,7 @@ describe.each(backends)('delivery worker lifecycle on $name', (kind) => {
     // Not final yet: its file is still needed, however old.
     expect(await f.blobs.size(await keyOf(retrying))).not.toBeNull();
 
-    await f.store.redeliver(delivered);
+    await f.store.redeliver('default', delivered);
     await waitForStates(f, [delivered], 'dead');
     const attempts = await f.store.listAttempts(delivered);
     expect(attempts).toHaveLength(2);

@@ -58,12 +58,12 @@ describe.each(backends)('delivery outcomes on $name', (kind) => {
     // The real receiver stored the very file the service kept.
     const accepted = receiver.outcomes.find((o) => o.verdict === 'accepted');
     expect(accepted?.callback?.event).toBe('success');
-    const operation = await f.store.getOperationRecord(id);
+    const operation = await f.store.getOperationRecord('default', id);
     const sent = (await f.blobs.read(operation!.result!.key))!;
     const stored = accepted?.callback?.event === 'success' ? accepted.callback.file.path : null;
     expect(readFileSync(stored!).equals(sent)).toBe(true);
     // The operation resource shows the same history.
-    const resource = await f.store.getOperation(id);
+    const resource = await f.store.getOperation('default', id);
     expect(resource?.callback.state).toBe('delivered');
     expect(resource?.callback.attempts.map((a) => a.status_code)).toEqual([500, 500, 500, 200]);
     expect(resource?.callback.attempts[0]?.at).toMatch(/^\d{4}-\d\d-\d\dT/);
@@ -84,7 +84,7 @@ describe.each(backends)('delivery outcomes on $name', (kind) => {
       ),
     );
     for (const id of ids) {
-      const operation = await f.store.getOperationRecord(id);
+      const operation = await f.store.getOperationRecord('default', id);
       const kept = (await f.blobs.read(operation!.result!.key))!;
       expect(readFileSync(stored.get(id)!).equals(kept)).toBe(true);
     }
@@ -198,7 +198,7 @@ describe.each(backends)('delivery outcomes on $name', (kind) => {
     await waitFor('the attempt reported', () => attempts.length > 0);
     expect(receiver.connections).toBe(0);
     expect(attempts).toEqual(['refused']);
-    const resource = await f.store.getOperation(id);
+    const resource = await f.store.getOperation('default', id);
     expect(resource?.callback.attempts).toHaveLength(1);
     expect(resource?.callback.attempts[0]?.status_code).toBeNull();
     expect(resource?.callback.attempts[0]?.error).toMatch(

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHash } from '../../src/service/api-server.ts';
+import { apiKeyHash } from '../../src/service/clients/api-keys.ts';
 import { openStore } from '../../src/store/index.ts';
 import { runCli } from '../../../mediahook/test/cli/helpers.ts';
 import { type RunningService, startServeProcess, startService } from './service-harness.ts';
@@ -21,7 +21,7 @@ describe('API keys', () => {
   });
 
   it('`keys create` prints a key once and stores only its hash', async () => {
-    const result = await runCli(['keys', 'create', '--data', data, '--label', 'ci']);
+    const result = await runCli(['keys', 'create', '--client', 'acme', '--data', data, '--label', 'ci']);
     expect(result.code).toBe(0);
     const key = result.stdout.trim();
     expect(key).toMatch(/^mh_[A-Za-z0-9_-]{43}$/);
@@ -29,11 +29,55 @@ describe('API keys', () => {
     try {
       await store.migrate();
       expect(await store.countApiKeys()).toBe(1);
-      expect(await store.findApiKey(apiKeyHash(key))).toMatchObject({ label: 'ci', prefix: key.slice(0, 7) });
+      expect(await store.findApiKey(apiKeyHash(key))).toMatchObject({
+        label: 'ci',
+        prefix: key.slice(0, 7),
+        client: 'acme',
+        role: 'client',
+      });
       expect(await store.findApiKey(key)).toBeUndefined();
     } finally {
       await store.close();
     }
+  });
+
+  it('`keys create --json`, `keys list --json` and `keys revoke` manage keys by KEY_ID', async () => {
+    const created = await runCli([
+      'keys',
+      'create',
+      '--client',
+      'ops',
+      '--admin',
+      '--expires',
+      '30d',
+      '--json',
+      '--data',
+      data,
+    ]);
+    expect(created.code).toBe(0);
+    const made = JSON.parse(created.stdout) as Record<string, string>;
+    expect(Object.keys(made).sort()).toEqual(['client', 'expires_at', 'key', 'key_id', 'role']);
+    expect([made.client, made.role]).toEqual(['ops', 'admin']);
+    expect(Date.parse(made.expires_at!) - Date.now()).toBeGreaterThan(29 * 86_400_000);
+    const listed = await runCli(['keys', 'list', '--json', '--data', data]);
+    const { keys } = JSON.parse(listed.stdout) as { keys: Record<string, unknown>[] };
+    expect(keys.find((k) => k.key_id === made.key_id)).toMatchObject({
+      client: 'ops',
+      role: 'admin',
+      revoked_at: null,
+    });
+    expect(listed.stdout).not.toContain(made.key);
+    expect((await runCli(['keys', 'revoke', made.key_id!, '--data', data])).code).toBe(0);
+    const after = JSON.parse(
+      (await runCli(['keys', 'list', '--json', '--data', data])).stdout,
+    ) as typeof listed & {
+      keys: Record<string, unknown>[];
+    };
+    expect(after.keys.find((k) => k.key_id === made.key_id)?.revoked_at).toEqual(expect.any(String));
+    const unknown = await runCli(['keys', 'revoke', 'key_0000', '--data', data]);
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringMatching(/no key key_0000/)]);
+    const usage = await runCli(['keys', 'create', '--data', data]);
+    expect([usage.code, usage.stderr]).toEqual([2, expect.stringMatching(/--client NAME is required/)]);
   });
 
   it('`serve` refuses a non-loopback address while no key exists', async () => {
@@ -53,6 +97,8 @@ describe('API keys', () => {
     beforeAll(async () => {
       run = await startService({ workers: false });
       await run.store.addApiKey({
+        client: 'default',
+        role: 'admin',
         hash: apiKeyHash(key),
         prefix: key.slice(0, 7),
         label: null,

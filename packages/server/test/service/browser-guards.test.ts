@@ -6,7 +6,7 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { apiKeyHash } from '../../src/service/api-server.ts';
+import { apiKeyHash } from '../../src/service/clients/api-keys.ts';
 import { type RunningService, startService, waitForCallback } from './service-harness.ts';
 
 const GOOD = { kind: 'image', family: 'A', prompt: 'p', webhook_url: 'http://127.0.0.1:9/x' };
@@ -61,7 +61,7 @@ describe('the service against DNS rebinding', () => {
         expect([answer.status, answer.code], `${host} ${method} ${path}`).toEqual([421, 'host_not_allowed']);
       }
     }
-    expect((await run.store.listOperations({ limit: 10 })).length).toBe(0);
+    expect((await run.store.listOperations('default', { limit: 10 })).length).toBe(0);
   });
 
   it('answers IP addresses, loopback names and the names allowed, in any spelling, port or none', async () => {
@@ -119,7 +119,7 @@ describe('the service against requests from another site', () => {
   it('refuses POST, DELETE and PATCH under /v1 with 403 cross_site_request, changing nothing', async () => {
     const created = await call(run, 'POST', '/v1/operations');
     expect(created.status).toBe(202);
-    const [operation] = await run.store.listOperations({ limit: 1 });
+    const [operation] = await run.store.listOperations('default', { limit: 1 });
     for (const headers of CROSS_SITE) {
       for (const [method, path] of [
         ['POST', '/v1/operations'],
@@ -136,8 +136,10 @@ describe('the service against requests from another site', () => {
         ]);
       }
     }
-    expect(await run.store.listOperations({ limit: 10 })).toHaveLength(1);
-    expect((await run.store.getOperation(operation!.id_gen))?.callback.state).toBe(operation!.callback.state);
+    expect(await run.store.listOperations('default', { limit: 10 })).toHaveLength(1);
+    expect((await run.store.getOperation('default', operation!.id_gen))?.callback.state).toBe(
+      operation!.callback.state,
+    );
   });
 
   it('takes the same requests from its own origin, from no browser, or as a page opened directly', async () => {
@@ -164,6 +166,8 @@ describe('the service against requests from another site', () => {
     onTestFinished(() => keyed.stop());
     const key = 'mh_test-key-0123456789';
     await keyed.store.addApiKey({
+      client: 'default',
+      role: 'admin',
       hash: apiKeyHash(key),
       prefix: key.slice(0, 7),
       label: null,
@@ -225,7 +229,7 @@ describe('the service and content sniffing', () => {
     const run = await startService({ workers: false });
     onTestFinished(() => run.stop());
     await call(run, 'POST', '/v1/operations');
-    const [operation] = await run.store.listOperations({ limit: 1 });
+    const [operation] = await run.store.listOperations('default', { limit: 1 });
     const listed = await call(run, 'GET', '/v1/operations');
     const cases: [string, string, Record<string, string>][] = [
       ['GET', '/', {}],
@@ -264,7 +268,7 @@ describe('a result file', () => {
     const run = await startService();
     onTestFinished(() => run.stop());
     await call(run, 'POST', '/v1/operations');
-    const [operation] = await run.store.listOperations({ limit: 1 });
+    const [operation] = await run.store.listOperations('default', { limit: 1 });
     await waitForCallback(run, operation!.id_gen, ['retrying', 'dead', 'delivered', 'gone']);
     const answer = await call(run, 'GET', `/v1/operations/${operation!.id_gen}/result`);
     expect([answer.status, answer.headers['content-type']]).toEqual([200, 'image/jpeg']);

@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHash } from '../../src/service/api-server.ts';
+import { apiKeyHash } from '../../src/service/clients/api-keys.ts';
 import {
   type ImageLike,
   launchChromium,
@@ -32,7 +32,14 @@ describe.skipIf(skipBrowserTests)('the dashboard with an API key', () => {
   beforeAll(async () => {
     receiving = await startTempReceiving(SECRET);
     run = await startService();
-    await run.store.addApiKey({ hash: apiKeyHash(KEY), prefix: KEY.slice(0, 7), label: null, created_at: 0 });
+    await run.store.addApiKey({
+      client: 'default',
+      role: 'admin',
+      hash: apiKeyHash(KEY),
+      prefix: KEY.slice(0, 7),
+      label: null,
+      created_at: 0,
+    });
     browser = await launchChromium();
     page = await browser.newPage();
   }, 60_000);

@@ -110,7 +110,7 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')(
       expect(receiving.outcomes.filter((o) => o.verdict === 'rejected')).toEqual([]);
       const workers = new Set<string>();
       for (const id of ids) {
-        const operation = await store.getOperation(id);
+        const operation = await store.getOperation('default', id);
         expect(operation?.callback.state).toBe('delivered');
         const attempts = await store.listAttempts(id);
         expect(attempts).toHaveLength(1);
@@ -162,7 +162,7 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true')(
         let state: string | undefined;
         for (let i = 0; i < 600 && state !== 'delivered'; i++) {
           await new Promise((resolve) => setTimeout(resolve, 100));
-          state = (await store.getOperation(id))?.callback.state;
+          state = (await store.getOperation('default', id))?.callback.state;
         }
         expect(state).toBe('delivered');
         expect(await store.listAttempts(id)).toMatchObject([

@@ -93,7 +93,9 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true').each(['postg
       return started;
     };
     const resultKeys = async (ids: string[]) =>
-      (await Promise.all(ids.map(async (id) => (await store.getOperationRecord(id))?.result?.key))).sort();
+      (
+        await Promise.all(ids.map(async (id) => (await store.getOperationRecord('default', id))?.result?.key))
+      ).sort();
     const keptKeys = async () => {
       const keys: string[] = [];
       for await (const key of blobs.keys()) keys.push(key);
@@ -206,7 +208,7 @@ describe.skipIf(problem !== undefined && process.env.CI !== 'true').each(['postg
       await worker(); // a machine coming back in its place
       await receiving.waitFor([id], 60_000);
       deliveredOnce([id]);
-      expect((await store.getOperationRecord(id))?.runs).toBe(2);
+      expect((await store.getOperationRecord('default', id))?.runs).toBe(2);
       expect(await keptKeys()).toEqual([...before, ...(await resultKeys([id]))].sort());
       if (kind === 'postgres') expect(await chunkCount(schema)).toBe(await storedChunkCount(schema));
       for (const data of dataDirs) expect(await filesUnder(join(data, 'results'))).toEqual([]);

@@ -143,7 +143,7 @@ describe('mediahook serve with an API key', () => {
     const dir = await mkdtemp(join(tmpdir(), 'mediahook-serve-keyed-'));
     let serve: ServeProcess | undefined;
     try {
-      const key = (await runCli(['keys', 'create', '--data', dir])).stdout.trim();
+      const key = (await runCli(['keys', 'create', '--client', 'ci', '--data', dir])).stdout.trim();
       serve = await startServeProcess(['--data', dir, '--no-worker']);
       const body = { kind: 'image', family: 'A', prompt: 'x', webhook_url: 'http://127.0.0.1:9/x' };
       const bearer = { authorization: `Bearer ${key}` };

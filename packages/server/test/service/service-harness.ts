@@ -12,7 +12,7 @@ import { createApiServer } from '../../src/service/api-http-server.ts';
 import { builtInGenerator, type Generator } from '../../src/service/generators/index.ts';
 import { type Logger, silentLogger } from '../../src/service/json-log.ts';
 import { createService, type Service } from '../../src/service/service.ts';
-import { type OperationResource, openStore, type Store } from '../../src/store/index.ts';
+import { ALL_CLIENTS, type OperationResource, openStore, type Store } from '../../src/store/index.ts';
 import { BIN } from '../../../mediahook/test/cli/helpers.ts';
 import { listen } from '../../../mediahook/test/web/listen-harness.ts';
 
@@ -60,6 +60,8 @@ export async function startService(
     allowedOrigins?: string[];
     log?: Logger;
     maxSubmittedFileBytes?: number;
+    secretOverlapMs?: number;
+    secretKey?: string;
   } = {},
 ): Promise<RunningService> {
   const dir = await mkdtemp(join(tmpdir(), 'mediahook-service-'));
@@ -76,6 +78,8 @@ export async function startService(
     allowedHosts: options.allowedHosts,
     allowedOrigins: options.allowedOrigins,
     maxSubmittedFileBytes: options.maxSubmittedFileBytes,
+    secretOverlapMs: options.secretOverlapMs,
+    secretKey: options.secretKey,
     log: options.log ?? silentLogger,
   });
   await service.start();
@@ -130,7 +134,7 @@ export async function waitForCallback(
 ): Promise<OperationResource> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const operation = await run.store.getOperation(id);
+    const operation = await run.store.getOperation(ALL_CLIENTS, id);
     if (operation && states.includes(operation.callback.state)) return operation;
     if (Date.now() > deadline)
       throw new Error(`callback of ${id} is ${operation?.callback.state}, not ${states}`);

@@ -235,7 +235,7 @@ describe('POST /v1/callbacks', () => {
       typeof parts === 'string' ? { 'content-type': 'application/json' } : {},
     );
     expect(answer).toMatchObject({ status: 400, body: { error: { code } } });
-    expect(await run.store.getOperation('bad-1')).toBeUndefined();
+    expect(await run.store.getOperation('default', 'bad-1')).toBeUndefined();
     expect(await keptKeys()).toEqual(before);
   });
 
@@ -275,7 +275,7 @@ describe('POST /v1/callbacks', () => {
     }
     expect(await partial()).toEqual([]);
     expect(await keptKeys()).toEqual(before);
-    expect(await run.store.getOperation('cut-1')).toBeUndefined();
+    expect(await run.store.getOperation('default', 'cut-1')).toBeUndefined();
   });
 
   it("refuses another site's page, as every /v1 POST", async () => {
@@ -289,7 +289,7 @@ describe('POST /v1/callbacks', () => {
       { origin: 'http://evil.example' },
     );
     expect(answer).toMatchObject({ status: 403, body: { error: { code: 'cross_site_request' } } });
-    expect(await run.store.getOperation('cross-1')).toBeUndefined();
+    expect(await run.store.getOperation('default', 'cross-1')).toBeUndefined();
   });
 
   it('is a function for in-process use, with the same rules', async () => {

@@ -28,7 +28,7 @@ export function callbackCases(t: SuiteContext): void {
       });
     }
     // No attempt is scheduled while one is in progress.
-    expect((await store.getOperation(ids[0]!))?.callback).toMatchObject({
+    expect((await store.getOperation('default', ids[0]!))?.callback).toMatchObject({
       state: 'delivering',
       next_attempt_at: null,
     });
@@ -159,7 +159,10 @@ export function callbackCases(t: SuiteContext): void {
       next_attempt_at: T0 + 50,
       lease_owner: null,
     });
-    expect(await store.getOperationRecord(op.id_gen)).toMatchObject({ state: 'queued', lease_owner: null });
+    expect(await store.getOperationRecord('default', op.id_gen)).toMatchObject({
+      state: 'queued',
+      lease_owner: null,
+    });
     expect(await store.getCallback(b!)).toMatchObject({ state: 'delivering', lease_owner: 'w2' });
     expect(await store.recoverLeases()).toEqual({ operations: 0, callbacks: 1 });
     expect(await store.getCallback(b!)).toMatchObject({ state: 'pending', lease_owner: null });
@@ -194,10 +197,10 @@ export function callbackCases(t: SuiteContext): void {
     const { clock, store } = t;
     const [id] = await finishedOperations(store, 1);
     await store.claimCallbacks('w1', { limit: 1, leaseMs: LEASE });
-    await expectStoreError(store.redeliver(id!), 'conflict');
+    await expectStoreError(store.redeliver('default', id!), 'conflict');
     await store.recordAttempt(id!, 'w1', attempt(T0, 500), { state: 'dead' });
     clock.advance(1000);
-    const again = await store.redeliver(id!);
+    const again = await store.redeliver('default', id!);
     expect(again).toMatchObject({
       state: 'pending',
       next_attempt_at: T0 + 1000,
@@ -212,7 +215,7 @@ export function callbackCases(t: SuiteContext): void {
       [1, 1, 500],
       [2, 2, 200],
     ]);
-    expect((await store.getOperation(id!))?.callback.attempts).toHaveLength(2);
+    expect((await store.getOperation('default', id!))?.callback.attempts).toHaveLength(2);
 
     // One still waiting for a retry starts a new round too, so it keeps every try of its schedule.
     const [waiting] = await finishedOperations(store, 1);
@@ -221,7 +224,7 @@ export function callbackCases(t: SuiteContext): void {
       state: 'retrying',
       next_attempt_at: clock.now + 3_600_000,
     });
-    expect(await store.redeliver(waiting!)).toMatchObject({
+    expect(await store.redeliver('default', waiting!)).toMatchObject({
       state: 'pending',
       next_attempt_at: clock.now,
       round: 2,
@@ -230,16 +233,16 @@ export function callbackCases(t: SuiteContext): void {
     });
     // One not tried in its round yet is just made due now: a second ask opens no empty round.
     clock.advance(1000);
-    expect(await store.redeliver(waiting!)).toMatchObject({
+    expect(await store.redeliver('default', waiting!)).toMatchObject({
       state: 'pending',
       next_attempt_at: clock.now,
       round: 2,
       round_attempt_count: 0,
     });
 
-    await expectStoreError(store.redeliver('no-such-id'), 'not_found');
+    await expectStoreError(store.redeliver('default', 'no-such-id'), 'not_found');
     const queued = await store.createOperation(newOperation());
-    await expectStoreError(store.redeliver(queued.id_gen), 'conflict');
+    await expectStoreError(store.redeliver('default', queued.id_gen), 'conflict');
   });
 
   it('keeps receiver circuits and passes over open ones', async () => {

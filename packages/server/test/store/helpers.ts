@@ -29,6 +29,7 @@ const nextId = uuidv7Generator();
 export function newOperation(overrides: Partial<NewOperation> = {}): NewOperation {
   return {
     id_gen: nextId(),
+    client: 'default',
     kind: 'image',
     family: 'A',
     webhook_url: 'https://hooks.example.com/cb',

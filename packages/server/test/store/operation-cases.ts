@@ -3,7 +3,7 @@
  * outbox write and listing. Registered by store-suite.test.ts for each database.
  */
 import { expect, it } from 'vitest';
-import { MIGRATIONS, type Store } from '../../src/store/index.ts';
+import { ALL_CLIENTS, type ClientScope, MIGRATIONS, type Store } from '../../src/store/index.ts';
 import {
   attempt,
   expectStoreError,
@@ -22,16 +22,92 @@ export function operationCases(t: SuiteContext): void {
     expect(t.store.sharedByProcesses).toBe(t.kind.name === 'postgres');
   });
 
-  it('keeps API keys by hash only, and counts them', async () => {
+  it('keeps API keys by hash only, with client and role, revokes them and counts revoked ones', async () => {
     const { store } = t;
     expect(await store.countApiKeys()).toBe(0);
-    const key = { hash: 'a'.repeat(64), prefix: 'mh_abcd', label: 'ci', created_at: T0 };
-    await store.addApiKey(key);
-    await store.addApiKey({ ...key, hash: 'b'.repeat(64), label: null });
+    const key = { hash: 'a'.repeat(64), prefix: 'mh_abcd', label: 'ci', created_at: T0 } as const;
+    const added = await store.addApiKey({ ...key, client: 'acme', role: 'client', expires_at: T0 + 1000 });
+    expect(added).toEqual({
+      ...key,
+      key_id: `key_${'a'.repeat(16)}`,
+      client: 'acme',
+      role: 'client',
+      expires_at: T0 + 1000,
+      last_used_at: null,
+      revoked_at: null,
+    });
+    await store.addApiKey({ ...key, client: 'default', role: 'admin', hash: 'b'.repeat(64), label: null });
     expect(await store.countApiKeys()).toBe(2);
-    expect(await store.findApiKey('a'.repeat(64))).toEqual(key);
+    expect(await store.findApiKey('a'.repeat(64))).toEqual(added);
     expect(await store.findApiKey('c'.repeat(64))).toBeUndefined();
-    await expect(store.addApiKey(key)).rejects.toThrow();
+    await expectStoreError(store.addApiKey({ ...key, client: 'acme', role: 'client' }), 'conflict');
+    await expectStoreError(
+      store.addApiKey({ ...key, hash: 'd'.repeat(64), client: 'no spaces', role: 'client' }),
+      'invalid_argument',
+    );
+    await store.touchApiKeys([added.key_id], T0 + 5);
+    const revoked = await store.revokeApiKey(added.key_id);
+    expect(revoked).toMatchObject({ last_used_at: T0 + 5, revoked_at: expect.any(Number) });
+    expect((await store.revokeApiKey(added.key_id)).revoked_at).toBe(revoked.revoked_at);
+    await expectStoreError(store.revokeApiKey('key_unknown'), 'not_found');
+    expect((await store.listApiKeys()).map((k) => k.client)).toEqual(['acme', 'default']);
+    expect(await store.countApiKeys()).toBe(2);
+  });
+
+  it('shows each client its own operations only, and an admin all of them', async () => {
+    const { store } = t;
+    const a = await store.createOperation(newOperation({ client: 'a' }));
+    const b = await store.createOperation(newOperation({ client: 'b' }));
+    await store.finishOperation(a.id_gen, { state: 'failed', message: 'x' });
+    expect((await store.getOperation('a', a.id_gen))?.client).toBe('a');
+    expect(await store.getOperation('b', a.id_gen)).toBeUndefined();
+    expect(await store.getOperationRecord('b', a.id_gen)).toBeUndefined();
+    expect((await store.getOperation(ALL_CLIENTS, a.id_gen))?.client).toBe('a');
+    const list = async (scope: ClientScope) =>
+      (await store.listOperations(scope, { limit: 10 })).map((o) => o.id_gen);
+    expect(await list('a')).toEqual([a.id_gen]);
+    expect(await list('b')).toEqual([b.id_gen]);
+    expect(await list(ALL_CLIENTS)).toEqual([b.id_gen, a.id_gen]);
+    await expectStoreError(store.redeliver('b', a.id_gen), 'not_found');
+    expect((await store.redeliver('a', a.id_gen)).state).toBe('pending');
+    await expectStoreError(store.listOperations('' as string, { limit: 1 }), 'invalid_argument');
+  });
+
+  it('takes an idempotency key once, replays its answer, and frees a stale one', async () => {
+    const { store } = t;
+    const keep = { keepMs: 86_400_000, abandonMs: 60_000 };
+    expect(await store.claimIdempotencyKey('a', 'k', 'h1', keep)).toEqual({ state: 'claimed' });
+    expect(await store.claimIdempotencyKey('a', 'k', 'h1', keep)).toEqual({ state: 'in_progress' });
+    expect(await store.claimIdempotencyKey('a', 'k', 'h2', keep)).toEqual({ state: 'reused' });
+    // Scoped to the client: another's same key is its own.
+    expect(await store.claimIdempotencyKey('b', 'k', 'h2', keep)).toEqual({ state: 'claimed' });
+    await store.completeIdempotencyKey('a', 'k', 202, '{"id_gen":"x"}');
+    expect(await store.claimIdempotencyKey('a', 'k', 'h1', keep)).toEqual({
+      state: 'done',
+      status: 202,
+      body: '{"id_gen":"x"}',
+    });
+    await store.releaseIdempotencyKey('b', 'k');
+    expect(await store.claimIdempotencyKey('b', 'k', 'h3', keep)).toEqual({ state: 'claimed' });
+    expect(await store.claimIdempotencyKey('b', 'k', 'h3', { ...keep, abandonMs: 0 })).toEqual({
+      state: 'claimed',
+    });
+  });
+
+  it('keeps a client secret once, and rotates it keeping the previous one', async () => {
+    const { store } = t;
+    expect(await store.getClientSecret('a')).toBeUndefined();
+    await expectStoreError(store.rotateClientSecret('a', 's2', T0), 'not_found');
+    expect((await store.addClientSecret('a', 's1')).secret).toBe('s1');
+    expect((await store.addClientSecret('a', 'other')).secret).toBe('s1');
+    const rotated = await store.rotateClientSecret('a', 's2', T0 + 10);
+    expect(rotated).toMatchObject({
+      client: 'a',
+      secret: 's2',
+      previous_secret: 's1',
+      previous_until: T0 + 10,
+    });
+    expect(await store.getClientSecret('a')).toEqual(rotated);
   });
 
   it('migrates idempotently, also from several clients at once', async () => {
@@ -55,7 +131,7 @@ export function operationCases(t: SuiteContext): void {
       endpoint_key: 'hooks.example.com:443',
     });
     await expectStoreError(store.createOperation(input), 'conflict');
-    expect((await store.getOperation(input.id_gen))?.callback).toEqual({
+    expect((await store.getOperation('default', input.id_gen))?.callback).toEqual({
       state: 'pending',
       status: null,
       next_attempt_at: null,
@@ -78,14 +154,14 @@ export function operationCases(t: SuiteContext): void {
     const { operation, changed } = await store.finishOperation(input.id_gen, { state: 'succeeded', result });
     expect(changed).toBe(true);
     expect(operation).toMatchObject({ state: 'succeeded', finished_at: T0 + 110, result, lease_owner: null });
-    expect(await store.getOperationRecord(input.id_gen)).toEqual(operation);
+    expect(await store.getOperationRecord('default', input.id_gen)).toEqual(operation);
     expect(await store.getCallback(input.id_gen)).toMatchObject({
       state: 'pending',
       next_attempt_at: T0 + 110,
       attempt_count: 0,
       endpoint_key: 'hooks.example.com:443',
     });
-    expect(await store.getOperation('no-such-id')).toBeUndefined();
+    expect(await store.getOperation('default', 'no-such-id')).toBeUndefined();
     await expectStoreError(
       store.finishOperation('no-such-id', { state: 'failed', message: 'x' }),
       'not_found',
@@ -110,10 +186,11 @@ export function operationCases(t: SuiteContext): void {
       },
     );
 
-    const resource = await store.getOperation(id!);
+    const resource = await store.getOperation('default', id!);
     expect(Object.keys(resource!).sort()).toEqual(
       [
         'callback',
+        'client',
         'created_at',
         'error_message',
         'family',
@@ -126,6 +203,7 @@ export function operationCases(t: SuiteContext): void {
     );
     expect(resource).toEqual({
       id_gen: id,
+      client: 'default',
       kind: 'image',
       family: 'A',
       state: 'failed',
@@ -163,7 +241,7 @@ export function operationCases(t: SuiteContext): void {
       state: 'retrying',
       next_attempt_at: T0 + 5_000,
     });
-    const nextAttempt = async () => (await store.getOperation(id!))!.callback.next_attempt_at;
+    const nextAttempt = async () => (await store.getOperation('default', id!))!.callback.next_attempt_at;
     expect(await nextAttempt()).toBe(new Date(T0 + 5_000).toISOString());
     await store.updateEndpoint('127.0.0.1:9000', {
       circuit_state: 'open',
@@ -203,7 +281,10 @@ export function operationCases(t: SuiteContext): void {
     await expect(store.finishOperation(op.id_gen, { state: 'failed', message: 'boom' })).rejects.toThrow(
       /injected failure/,
     );
-    expect(await store.getOperationRecord(op.id_gen)).toMatchObject({ state: 'running', finished_at: null });
+    expect(await store.getOperationRecord('default', op.id_gen)).toMatchObject({
+      state: 'running',
+      finished_at: null,
+    });
     expect(await store.getCallback(op.id_gen)).toBeUndefined();
     await restore();
 
@@ -257,8 +338,8 @@ export function operationCases(t: SuiteContext): void {
       newOperation({ family: 'B', webhook_url: 'https://one.example:443/z' }),
     );
     await store.finishOperation(b.id_gen, { state: 'failed', message: 'x' });
-    const ids = async (options: Parameters<Store['listOperations']>[0]) =>
-      (await store.listOperations(options)).map((o) => o.id_gen);
+    const ids = async (options: Parameters<Store['listOperations']>[1]) =>
+      (await store.listOperations('default', options)).map((o) => o.id_gen);
     expect(await ids({ limit: 10 })).toEqual([c.id_gen, b.id_gen, a.id_gen]);
     expect(await ids({ limit: 10, family: 'B' })).toEqual([c.id_gen, b.id_gen]);
     expect(await ids({ limit: 10, state: 'queued' })).toEqual([c.id_gen, a.id_gen]);
@@ -266,6 +347,6 @@ export function operationCases(t: SuiteContext): void {
     expect(await ids({ limit: 10, callbackState: 'pending' })).toEqual([b.id_gen]);
     expect(await ids({ limit: 2 })).toEqual([c.id_gen, b.id_gen]);
     expect(await ids({ limit: 2, before: b.id_gen })).toEqual([a.id_gen]);
-    await expectStoreError(store.listOperations({ limit: 0 }), 'invalid_argument');
+    await expectStoreError(store.listOperations('default', { limit: 0 }), 'invalid_argument');
   });
 }

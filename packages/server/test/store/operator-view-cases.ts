@@ -76,7 +76,7 @@ export function operatorViewCases(t: SuiteContext): void {
   it('lists every receiver worst first, with counts, the hour’s rate and latency, and its last error', async () => {
     await seed(t);
     const at = (ago: number) => new Date(t.clock.now - ago * MIN).toISOString();
-    expect(await t.store.listEndpointHealth()).toEqual([
+    expect(await t.store.listEndpointHealth('default')).toEqual([
       {
         key: 'b.test:8080',
         circuit_state: 'open',
@@ -112,7 +112,7 @@ export function operatorViewCases(t: SuiteContext): void {
   it('shows an open circuit whose pause is over as half-open, and a receiver with no hour as unrated', async () => {
     await seed(t);
     t.clock.advance(2 * HOUR);
-    const list = await t.store.listEndpointHealth();
+    const list = await t.store.listEndpointHealth('default');
     expect(list.map((e) => [e.key, e.circuit_state, e.success_rate_1h, e.latency_ms])).toEqual([
       ['b.test:8080', 'half_open', null, null],
       ['a.test:80', 'closed', null, null],
@@ -121,15 +121,15 @@ export function operatorViewCases(t: SuiteContext): void {
   });
 
   it('answers an empty store with no receivers and empty buckets', async () => {
-    expect(await t.store.listEndpointHealth()).toEqual([]);
-    const buckets = await t.store.attemptStats('1h');
+    expect(await t.store.listEndpointHealth('default')).toEqual([]);
+    const buckets = await t.store.attemptStats('default', '1h');
     expect(buckets).toHaveLength(60);
     expect(buckets.every((b) => b.delivered === 0 && b.failed === 0 && b.p50_ms === null)).toBe(true);
   });
 
   it('counts attempts in minute buckets over the hour, the last one holding now', async () => {
     await seed(t);
-    const buckets = await t.store.attemptStats('1h');
+    const buckets = await t.store.attemptStats('default', '1h');
     expect(buckets).toHaveLength(60);
     expect(buckets[59]!.start).toBe('2025-01-01T03:00:00.000Z');
     expect(buckets[0]!.start).toBe('2025-01-01T02:01:00.000Z');
@@ -146,7 +146,7 @@ export function operatorViewCases(t: SuiteContext): void {
 
   it('counts attempts in quarter-hour buckets over the day, percentiles by nearest rank', async () => {
     await seed(t);
-    const buckets = await t.store.attemptStats('24h');
+    const buckets = await t.store.attemptStats('default', '24h');
     expect(buckets).toHaveLength(96);
     expect(buckets[95]!.start).toBe('2025-01-01T03:00:00.000Z');
     const nonEmpty = buckets.filter((b) => b.delivered + b.failed > 0);
@@ -177,7 +177,7 @@ export function operatorViewCases(t: SuiteContext): void {
     const waiting = await tried(t, A, [{ ago: 0, duration: 5, status: 503, next: 'retrying' }]);
     const dueAt = (await store.getCallback(waiting))!.next_attempt_at;
 
-    expect(await store.recoverEndpoint('a.test:80', since)).toBe(2);
+    expect(await store.recoverEndpoint('default', 'a.test:80', since)).toBe(2);
     const state = async (id: string) => (await store.getCallback(id))!;
     for (const id of [atSince, after]) {
       expect(await state(id)).toMatchObject({
@@ -197,13 +197,13 @@ export function operatorViewCases(t: SuiteContext): void {
     // Queued as a redelivery is: the next claim takes them.
     const claimed = await store.claimCallbacks('w', { limit: 10, leaseMs: LEASE });
     expect(claimed.map((c) => c.callback.id_gen).sort()).toEqual([atSince, after, waiting].sort());
-    expect(await store.recoverEndpoint('a.test:80', since)).toBe(0);
-    expect(await store.recoverEndpoint('nobody.test:80', 0)).toBe(0);
+    expect(await store.recoverEndpoint('default', 'a.test:80', since)).toBe(0);
+    expect(await store.recoverEndpoint('default', 'nobody.test:80', 0)).toBe(0);
   });
 
   it('refuses a recovery for a key holding U+0000 or at no time', async () => {
-    await expectStoreError(t.store.recoverEndpoint('a\u0000b', 0), 'invalid_argument');
-    await expectStoreError(t.store.recoverEndpoint('a.test:80', Number.NaN), 'invalid_argument');
+    await expectStoreError(t.store.recoverEndpoint('default', 'a\u0000b', 0), 'invalid_argument');
+    await expectStoreError(t.store.recoverEndpoint('default', 'a.test:80', Number.NaN), 'invalid_argument');
   });
 
   it('records the receiver of each attempt, and the headers sent and answered', async () => {

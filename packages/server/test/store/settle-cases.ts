@@ -126,7 +126,7 @@ export function settleCases(t: SuiteContext): void {
     const [late] = await finishedOperations(store, 1, 'https://down.example/cb');
     expect(await due(late!)).toBe(T0 + 1_000);
     expect(await claimAll(store, 'w1')).toEqual([other]);
-    expect((await store.getOperation(late!))?.callback.next_attempt_at).toBe(
+    expect((await store.getOperation('default', late!))?.callback.next_attempt_at).toBe(
       new Date(T0 + 1_000).toISOString(),
     );
     // At the end of the pause they are due, in the order they were enqueued.

@@ -30,20 +30,20 @@ export function textCases(t: SuiteContext): void {
       store.finishOperation(op.id_gen, { state: 'failed', message: NUL }),
       'invalid_argument',
     );
-    expect((await store.getOperation(op.id_gen))?.state).toBe('queued');
+    expect((await store.getOperation('default', op.id_gen))?.state).toBe('queued');
   });
 
   it('answers a lookup by text holding U+0000 with invalid_argument, not a database error', async () => {
     const { store } = t;
     await finishedOperations(store, 1);
-    await expectStoreError(store.getOperation(NUL), 'invalid_argument');
-    await expectStoreError(store.getOperationRecord(NUL), 'invalid_argument');
+    await expectStoreError(store.getOperation('default', NUL), 'invalid_argument');
+    await expectStoreError(store.getOperationRecord('default', NUL), 'invalid_argument');
     await expectStoreError(store.getCallback(NUL), 'invalid_argument');
     await expectStoreError(store.listAttempts(NUL), 'invalid_argument');
-    await expectStoreError(store.redeliver(NUL), 'invalid_argument');
+    await expectStoreError(store.redeliver('default', NUL), 'invalid_argument');
     await expectStoreError(store.getEndpoint(NUL), 'invalid_argument');
-    await expectStoreError(store.listOperations({ limit: 5, before: NUL }), 'invalid_argument');
-    await expectStoreError(store.listOperations({ limit: 5, endpoint: NUL }), 'invalid_argument');
+    await expectStoreError(store.listOperations('default', { limit: 5, before: NUL }), 'invalid_argument');
+    await expectStoreError(store.listOperations('default', { limit: 5, endpoint: NUL }), 'invalid_argument');
   });
 
   it('records an answer whose bytes hold NUL, each NUL kept as U+FFFD', async () => {
@@ -68,7 +68,7 @@ export function textCases(t: SuiteContext): void {
     );
     const [first] = await store.listAttempts(ids[0]!);
     expect(first).toMatchObject({ status_code: 200, response_head: 'ok\uFFFD\uFFFD!' });
-    expect((await store.getOperation(ids[0]!))?.callback.state).toBe('delivered');
+    expect((await store.getOperation('default', ids[0]!))?.callback.state).toBe('delivered');
     const [second] = await store.listAttempts(ids[1]!);
     expect(second).toMatchObject({ status_code: 500, error: 'bad\uFFFDanswer', response_head: '\uFFFD' });
     expect((await store.getCallback(ids[1]!))?.last_error).toBe('bad\uFFFDanswer');

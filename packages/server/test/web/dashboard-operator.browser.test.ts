@@ -160,7 +160,7 @@ describe.skipIf(skipBrowserTests)('the operator’s view in the dashboard', () =
     expect(await first.locator('.first-bytes').textContent()).toContain('storage_down');
     const line = (await detail.locator('code.send-line').textContent())!;
     expect(line).toBe(
-      `mediahook send ${flaky.url} --family A --id ${id} --time ${(await run.store.getOperation(id))!.finished_at}` +
+      `mediahook send ${flaky.url} --family A --id ${id} --time ${(await run.store.getOperation('default', id))!.finished_at}` +
         ` --status error --message 'made to fail, it'\\''s a test' --secret "$MEDIAHOOK_SECRET"`,
     );
     expect(await overflowsSideways(view.page)).toBe(false);

@@ -6,6 +6,7 @@ export {
   type BlobStore,
   idGenOfBlobKey,
 } from './blob-store.ts';
+export { probeBlobStore } from './blob-probe.ts';
 export { BlobStoreError, type BlobStoreErrorCode } from './blob-store-error.ts';
 export { DirectoryBlobStore } from './directory-blob-store.ts';
 export { openBlobStore } from './open-blob-store.ts';

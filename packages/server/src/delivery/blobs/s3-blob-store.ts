@@ -10,8 +10,16 @@ type StorageSdk = typeof StorageModule;
 /** Parts of a multipart upload: S3's 5 MiB minimum is too small for 1 GiB in 10,000 parts. */
 const PART_BYTES = 8 * 1024 * 1024;
 
+/**
+ * The SDK's own switch for its notice that its future releases will need a newer Node.js: on
+ * the Node.js versions mediahook supports, that notice is nothing a user of the service can act
+ * on, so it is kept off unless the variable is set already.
+ */
+const NODE_VERSION_WARNING_SWITCH = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
+
 /** The SDK's packages, loaded only when an s3:// store is asked for: they are optional. */
 async function loadSdk(): Promise<{ s3: S3Sdk; storage: StorageSdk }> {
+  process.env[NODE_VERSION_WARNING_SWITCH] ??= 'true';
   try {
     const [s3, storage] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]);
     return { s3, storage };

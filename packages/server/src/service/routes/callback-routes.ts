@@ -5,11 +5,11 @@ import { sendJson } from '../api-exchange.ts';
 import type { RouteHandler } from './route.ts';
 
 export const submitCallback: RouteHandler = async (
-  { req, res },
+  { req, res, caller },
   { store, blobs, log, maxSubmittedFileBytes },
 ) => {
   const { created, operation } = await readMultipartSubmission(req, (input) =>
-    submit(store, blobs, input, { maxFileBytes: maxSubmittedFileBytes }),
+    submit(store, blobs, input, { maxFileBytes: maxSubmittedFileBytes, client: caller.client }),
   );
   if (created) log('info', 'callback_submitted', { id_gen: operation.id_gen, state: operation.state });
   sendJson(res, created ? 202 : 200, operation);

@@ -5,15 +5,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BlobStore } from '../../delivery/index.ts';
 import type { Store } from '../../store/index.ts';
+import type { Caller, KeyAuthority } from '../clients/api-keys.ts';
+import type { ClientSecrets } from '../clients/client-secrets.ts';
 import type { SchemaName } from '../api-schemas.ts';
 import type { Logger } from '../json-log.ts';
+import type { Readiness } from '../readiness.ts';
 import type { ServiceMetrics } from '../service-metrics.ts';
 
 export type Method = 'GET' | 'POST' | 'DELETE';
 
 /**
  * Who may call a route: anyone (`open`: pages, health, metrics), any valid API key (`client`),
- * or an administrator's key (`admin`). Without any key in the store every route is open.
+ * or an administrator's key (`admin`). Without any key in the store every route but the
+ * `admin` ones is open, as client `default`.
  */
 export type Role = 'open' | 'client' | 'admin';
 
@@ -27,6 +31,12 @@ export interface ApiContext {
   maxSubmittedFileBytes: number | undefined;
   /** `/openapi.json`'s text, derived from the table once. */
   openapi: string;
+  /** `/readyz`'s verdict, each check probed at most every 2 s (readiness.ts). */
+  readiness: () => Promise<Readiness>;
+  /** API keys as checked, with their short cache (forgotten when this process changes one). */
+  keys: KeyAuthority;
+  /** Clients' signing secrets. */
+  secrets: ClientSecrets;
 }
 
 /** One request as a handler sees it: the path's parameters are percent-decoded already. */
@@ -35,6 +45,8 @@ interface Exchange {
   res: ServerResponse;
   url: URL;
   params: Readonly<Record<string, string>>;
+  /** Who calls: the scope of every store query a handler makes on operations is derived from it. */
+  caller: Caller;
 }
 
 export type RouteHandler = (exchange: Exchange, context: ApiContext) => Promise<void> | void;
@@ -72,7 +84,7 @@ export interface Route {
   query?: readonly Parameter[];
   headers?: readonly Parameter[];
   body?: { type: 'application/json' | 'multipart/form-data'; schema: SchemaName };
-  /** Per status. A route needing a key also answers 401, and one that changes state 403. */
+  /** Per status. A route needing a key also answers 401, and an admin one or one that changes state 403. */
   answers: Readonly<Record<string, RouteAnswer>>;
   handle: RouteHandler;
 }

@@ -7,7 +7,13 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { DEFAULT_LIMITS, FAMILIES, type Family, parseTimeGen, ProtocolError } from 'mediahook/protocol';
 import { BLOB_ID, type BlobBytes, type BlobStore } from '../../delivery/index.ts';
-import type { OperationRecord, OperationResource, SubmittedOperation } from '../../store/index.ts';
+import {
+  type ClientScope,
+  DEFAULT_CLIENT,
+  type OperationRecord,
+  type OperationResource,
+  type SubmittedOperation,
+} from '../../store/index.ts';
 import { webhookUrlProblem } from '../request-validation.ts';
 import { takeFileIn, type TakenFile } from './file-intake.ts';
 import { SubmissionError } from './submission-error.ts';
@@ -31,14 +37,19 @@ export interface CallbackInput {
 
 /** What the store needs to record hand-ins. */
 interface SubmissionStore {
-  getOperationRecord(idGen: string): Promise<OperationRecord | undefined>;
-  getOperation(idGen: string): Promise<OperationResource | undefined>;
+  getOperationRecord(scope: ClientScope, idGen: string): Promise<OperationRecord | undefined>;
+  getOperation(scope: ClientScope, idGen: string): Promise<OperationResource | undefined>;
   submitOperation(operation: SubmittedOperation): Promise<void>;
 }
 
 export interface SubmitOptions {
   /** Largest result file, in bytes (1 GiB). */
   maxFileBytes?: number | undefined;
+  /**
+   * The client handing it in (`default`): its secret signs the callback, and an `id_gen` of
+   * another client's is a `conflict` that shows nothing of it.
+   */
+  client?: string | undefined;
 }
 
 /** `created`: a new operation (HTTP 202); else the same hand-in again (HTTP 200). */
@@ -52,6 +63,8 @@ export interface SubmitResult {
  * parts (an absent part staying absent) and the same file bytes answers the existing
  * operation; with anything different it is a `conflict`. Bad input throws a `SubmissionError`
  * (`invalid`, `conflict`) or the protocol's `ProtocolError` (`media_mismatch`, `file_too_large`).
+ * Repeats are looked for among the client's own operations only: another client's `id_gen`
+ * is a `conflict` that says nothing more.
  *
  * @example
  * const { operation } = await submitCallback(store, service.blobs, {
@@ -66,7 +79,8 @@ export async function submitCallback(
   options: SubmitOptions = {},
 ): Promise<SubmitResult> {
   const fields = checkFields(input);
-  const existing = await store.getOperationRecord(fields.id_gen);
+  const client = options.client ?? DEFAULT_CLIENT;
+  const existing = await store.getOperationRecord(client, fields.id_gen);
   let file: TakenFile | null = null;
   if (input.result !== undefined) {
     const bytes = typeof input.result === 'string' ? createReadStream(input.result) : input.result;
@@ -79,11 +93,12 @@ export async function submitCallback(
     });
   }
   const fingerprint = fingerprintOf(fields, file);
-  if (existing) return sameAgain(store, existing, fingerprint);
+  if (existing) return sameAgain(store, client, existing, fingerprint);
   const finishedAt = fields.time_gen === null ? Date.now() : parseTimeGen(fields.time_gen)!.getTime();
   try {
     await store.submitOperation({
       id_gen: fields.id_gen,
+      client,
       family: fields.family,
       webhook_url: fields.webhook_url,
       status_text: fields.status,
@@ -97,13 +112,14 @@ export async function submitCallback(
     });
   } catch (error) {
     if (file?.key) await blobs.remove(file.key);
-    // Handed in twice at once: the other one was recorded first.
+    // Handed in twice at once: the other one was recorded first (or it is another client's).
     const now =
-      (error as { code?: string }).code === 'conflict' && (await store.getOperationRecord(fields.id_gen));
-    if (now) return sameAgain(store, now, fingerprint);
+      (error as { code?: string }).code === 'conflict' &&
+      (await store.getOperationRecord(client, fields.id_gen));
+    if (now) return sameAgain(store, client, now, fingerprint);
     throw error;
   }
-  return { created: true, operation: (await store.getOperation(fields.id_gen))! };
+  return { created: true, operation: (await store.getOperation(client, fields.id_gen))! };
 }
 
 interface CheckedFields {
@@ -168,6 +184,7 @@ function fingerprintOf(fields: CheckedFields, file: TakenFile | null): string {
 
 async function sameAgain(
   store: SubmissionStore,
+  client: string,
   existing: OperationRecord,
   fingerprint: string,
 ): Promise<SubmitResult> {
@@ -177,5 +194,5 @@ async function sameAgain(
       `operation ${existing.id_gen} was handed in before with other content`,
     );
   }
-  return { created: false, operation: (await store.getOperation(existing.id_gen))! };
+  return { created: false, operation: (await store.getOperation(client, existing.id_gen))! };
 }

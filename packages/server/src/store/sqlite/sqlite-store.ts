@@ -56,7 +56,7 @@ function openFile(path: string, options: SqliteStoreOptions): OpenFile {
     mkdirSync(dirname(key), { recursive: true, mode: 0o700 });
     closeSync(openSync(key, 'a', 0o600));
   }
-  const database = new Database(key);
+  const database = openDatabase(key);
   // WAL: readers never wait for the writer; NORMAL is durable across process crashes in WAL.
   useWalMode(database);
   database.pragma('synchronous = NORMAL');
@@ -79,6 +79,25 @@ function openFile(path: string, options: SqliteStoreOptions): OpenFile {
   };
   if (shared) openFiles.set(key, file);
   return file;
+}
+
+/**
+ * The file opened by better-sqlite3. Its native part is built or fetched by its install script:
+ * installed with scripts off, it is missing, which is `driver_missing` with what to do rather
+ * than the loader's list of every path it tried.
+ */
+function openDatabase(path: string): Database.Database {
+  try {
+    return new Database(path);
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    if (code !== 'ERR_DLOPEN_FAILED' && !/bindings file|NODE_MODULE_VERSION/.test(message)) throw error;
+    throw new StoreError(
+      'driver_missing',
+      `better-sqlite3's native module cannot be loaded (${message.split('\n')[0]!.trim()})`,
+      { cause: error },
+    );
+  }
 }
 
 /**

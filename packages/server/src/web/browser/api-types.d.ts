@@ -12,6 +12,7 @@ interface Attempt {
 
 interface Operation {
   id_gen: string;
+  client?: string;
   kind: string;
   family: string;
   state: string;
@@ -55,4 +56,14 @@ interface StatsBucket {
   failed: number;
   p50_ms: number | null;
   p95_ms: number | null;
+}
+
+interface ApiKey {
+  key_id: string;
+  client: string;
+  role: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
 }

@@ -20,7 +20,7 @@ function svg(tag, attributes) {
   return node;
 }
 async function loadStats() {
-  const path = '/v1/stats?window=' + encodeURIComponent(windowField.value);
+  const path = '/v1/stats?window=' + encodeURIComponent(windowField.value) + clientParam();
   const stats = await readPanel(path, 'charts', statsRead);
   if (stats) paintCharts(stats.buckets);
 }

@@ -170,7 +170,7 @@ async function refresh() {
 /** The list's query: the filters, the page size and the page's cursor. */
 function listQuery() {
   const query = new URLSearchParams();
-  for (const name of ['state', 'callback_state', 'family', 'endpoint']) {
+  for (const name of ['state', 'callback_state', 'family', 'endpoint', 'client']) {
     const value = field(name).value;
     if (value) query.set(name, value);
   }
@@ -295,7 +295,9 @@ function row(op) {
   idText.append(clamped(id, id + '/id'));
   const url = el('div', undefined, 'url');
   url.append(clamped(op.webhook_url, id + '/url'));
-  what.append(idText, el('div', op.kind + ', family ' + op.family), url);
+  // The client shows for an admin key, which sees every client's (absent from an older service).
+  const client = op.client === undefined ? '' : ', client ' + op.client;
+  what.append(idText, el('div', op.kind + ', family ' + op.family + client), url);
   // The failure text of a failed operation (absent from an older service).
   if (op.state === 'failed' && op.error_message != null) {
     const failure = el('div', 'error: ', 'error-message');

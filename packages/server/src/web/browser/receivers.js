@@ -21,7 +21,11 @@ function percent(rate) {
   return rate === null ? '—' : (Math.round(rate * 1000) / 10).toString() + ' %';
 }
 async function loadReceivers() {
-  const answer = await readPanel('/v1/endpoints', 'receivers', receiversRead);
+  const answer = await readPanel(
+    '/v1/endpoints' + clientParam().replace('&', '?'),
+    'receivers',
+    receiversRead,
+  );
   if (!answer) return;
   receivers = answer.endpoints;
   paintReceivers();

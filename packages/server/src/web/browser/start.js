@@ -26,6 +26,7 @@ windowField.addEventListener('change', () => {
 });
 /** After the key changed: what it showed is forgotten and read again with the new one. */
 function restart() {
+  hideAccess();
   forgetPreviews(new Set());
   painted = '';
   receiversRead.text = '';
@@ -46,6 +47,12 @@ form.addEventListener('change', (event) => {
     return restart();
   }
   cursors = [null];
+  // The client filter narrows the panels too.
+  if (event.target === field('client')) {
+    receiversRead.text = '';
+    statsRead.text = '';
+    refreshPanels();
+  }
   refresh();
 });
 byId('forget', HTMLButtonElement).addEventListener('click', () => {

@@ -58,6 +58,7 @@ describe('GenerationWorker', () => {
   async function createOperation(): Promise<void> {
     await store.createOperation({
       id_gen: ID_GEN,
+      client: 'default',
       kind: 'image',
       family: 'A',
       webhook_url: 'http://127.0.0.1:9/hook',
@@ -67,9 +68,9 @@ describe('GenerationWorker', () => {
 
   async function finished(): Promise<{ state: string; callback: string; message?: string }> {
     for (;;) {
-      const operation = await store.getOperation(ID_GEN);
+      const operation = await store.getOperation('default', ID_GEN);
       if (operation && operation.state !== 'queued' && operation.state !== 'running') {
-        const record = await store.getOperationRecord(ID_GEN);
+        const record = await store.getOperationRecord('default', ID_GEN);
         return {
           state: operation.state,
           callback: operation.callback.state,
@@ -169,7 +170,7 @@ describe('GenerationWorker', () => {
     await worker!.stop(0);
     worker = undefined;
     expect(isAlive(pid)).toBe(false);
-    expect((await store.getOperation(ID_GEN))?.state).toBe('queued');
+    expect((await store.getOperation('default', ID_GEN))?.state).toBe('queued');
     expect(await readdir(work)).toEqual([]);
   });
 });
