@@ -18,7 +18,7 @@ export const serverCommands: readonly CommandEntry[] = [
   },
   {
     name: 'keys',
-    summary: 'Create API keys for the service',
+    summary: "Create, list and revoke the service's API keys",
     load: async () => (await import('./keys.ts')).keysCommand,
   },
   {
