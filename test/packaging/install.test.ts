@@ -175,6 +175,19 @@ describe('npm install mediahook', () => {
       }
     },
   );
+
+  it(
+    'lists the service commands by name only, saying which package has them',
+    { timeout: INSTALL },
+    async () => {
+      const project = await installedProject('receiver');
+      const help = await runIn(project, 'npx', ['mediahook', '--help']);
+      expect(help.code).toBe(0);
+      for (const command of ['serve', 'worker', 'keys', 'demo', 'doctor']) {
+        expect(help.stdout).toMatch(new RegExp(`^ {2}${command} +\\(needs @mediahook/server`, 'm'));
+      }
+    },
+  );
 });
 
 describe('npm install mediahook @mediahook/server', () => {
@@ -183,6 +196,25 @@ describe('npm install mediahook @mediahook/server', () => {
     const help = await runIn(project, 'npx', ['mediahook', 'serve', '--help']);
     expect(help).toMatchObject({ code: 0, stderr: '' });
     expect(help.stdout).toMatch(/^Usage: mediahook serve/);
+    // `mediahook --help` lists the service's commands as the installed server describes them.
+    const described = (await import(
+      join(project, 'node_modules/@mediahook/server/dist/cli/commands.js')
+    )) as {
+      serverCommands: { name: string; summary: string }[];
+    };
+    const listed = (await runIn(project, 'npx', ['mediahook', '--help'])).stdout;
+    expect(described.serverCommands.map(({ name }) => name)).toEqual([
+      'serve',
+      'worker',
+      'keys',
+      'demo',
+      'doctor',
+    ]);
+    for (const { name, summary } of described.serverCommands) {
+      const line = listed.split('\n').find((text) => text.startsWith(`  ${name} `));
+      expect(line?.trim(), name).toMatch(new RegExp(`^${name} +`));
+      expect(line?.endsWith(`  ${summary}`), line).toBe(true);
+    }
     const { version } = JSON.parse(
       await readFile(join(project, 'node_modules/@mediahook/server/package.json'), 'utf8'),
     ) as {
@@ -227,14 +259,13 @@ describe('the tarballs', () => {
   it('have READMEs whose relative links resolve inside the tarball', async () => {
     const tarballs = await packedTarballs();
     for (const tarball of Object.values(tarballs)) {
-      const dir = await scratch();
-      await exec('tar', ['-xzf', tarball, '-C', dir]);
-      const root = join(dir, 'package');
+      const root = await unpacked(tarball);
       for (const doc of ['README.md', 'CHANGELOG.md', ...(await markdownUnder(join(root, 'docs'), 'docs'))]) {
         const text = await readFile(join(root, doc), 'utf8');
         for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)\s]*)?\)/g)) {
           if (/^[a-z]+:/i.test(target!)) continue;
           const path = join(root, doc, '..', target!);
+          expect(path.startsWith(`${root}/`), `${doc} links ${target} outside the package`).toBe(true);
           await expect(
             stat(path).then(
               () => true,
@@ -246,7 +277,40 @@ describe('the tarballs', () => {
       }
     }
   });
+
+  it('are written for package users: links, no Development section, released versions only', async () => {
+    const tarballs = await packedTarballs();
+    for (const tarball of Object.values(tarballs)) {
+      const root = await unpacked(tarball);
+      const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >;
+      expect(manifest).toMatchObject({
+        repository: { type: 'git', url: 'git+https://github.com/mediahook/mediahook.git' },
+        homepage: expect.stringMatching(/^https:\/\/github\.com\/mediahook\/mediahook\b/),
+        bugs: { url: 'https://github.com/mediahook/mediahook/issues' },
+      });
+      const readme = await readFile(join(root, 'README.md'), 'utf8');
+      expect(readme).not.toMatch(/^## Development/m);
+      const changelog = await readFile(join(root, 'CHANGELOG.md'), 'utf8');
+      expect(changelog.match(/^## (.+)$/m)?.[1], tarball).toBe(manifest['version']);
+      expect(changelog).not.toMatch(/unreleased/i);
+      // Contributor docs (source layout, lint, the repository's tests) stay in the repository.
+      for (const doc of ['README.md', ...(await markdownUnder(join(root, 'docs'), 'docs'))]) {
+        const text = (await readFile(join(root, doc), 'utf8')).replaceAll(/\(https:[^)\s]*\)/g, '');
+        expect(text, doc).not.toMatch(/`src\/|npm run |`test\//);
+      }
+    }
+  });
 });
+
+/** The files of a tarball, unpacked into a scratch directory: its `package/` folder. */
+async function unpacked(tarball: string): Promise<string> {
+  const dir = await scratch();
+  await exec('tar', ['-xzf', tarball, '-C', dir]);
+  return join(dir, 'package');
+}
 
 async function markdownUnder(dir: string, prefix: string): Promise<string[]> {
   const names = await readdir(dir, { recursive: true }).catch(() => [] as string[]);

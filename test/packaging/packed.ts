@@ -36,7 +36,7 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 /**
  * The hash of what the tarballs are made from: built files, manifests, docs, and the
- * repository's README and LICENSE (the copies `pack-files.js` makes are left out).
+ * repository's README and LICENSE, and the script that makes the packed copies of them.
  */
 async function contentKey(): Promise<string> {
   const hash = createHash('sha256');
@@ -46,6 +46,7 @@ async function contentKey(): Promise<string> {
   };
   await add(join(ROOT, 'LICENSE'));
   await add(join(ROOT, 'README.md'));
+  await add(join(ROOT, 'scripts/pack-files.js'));
   for (const [name, path] of Object.entries(PACKAGES)) {
     const dir = join(ROOT, path);
     const own = ['package.json', 'CHANGELOG.md', ...(name === 'mediahook' ? [] : ['README.md'])];
@@ -124,10 +125,20 @@ type Tarballs = Record<PackageName, string>;
 export async function packedTarballs(): Promise<Tarballs> {
   const dir = join(await buildDir(), 'tarballs');
   await once(dir, async () => {
-    for (const path of Object.values(PACKAGES)) {
-      await run('node', [join(ROOT, 'scripts/pack-files.js')], { cwd: join(ROOT, path) });
+    const packFiles = (args: string[]) =>
+      Promise.all(
+        Object.values(PACKAGES).map((path) =>
+          run('node', [join(ROOT, 'scripts/pack-files.js'), ...args], { cwd: join(ROOT, path) }),
+        ),
+      );
+    try {
+      await packFiles([]);
+      await run('npm', ['pack', '--workspaces', '--ignore-scripts', '--pack-destination', dir], {
+        cwd: ROOT,
+      });
+    } finally {
+      await packFiles(['--restore']);
     }
-    await run('npm', ['pack', '--workspaces', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT });
   });
   const names = await readdir(dir);
   const find = (prefix: string) => {

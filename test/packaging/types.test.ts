@@ -3,6 +3,8 @@
  * settings people have: `tsc --init`'s as generated, `module: nodenext`, `moduleResolution:
  * bundler`, and `strict: false`, each with `skipLibCheck: false`, so that mediahook's own
  * declarations are checked too. No framework's types are installed: the adapters need none.
+ * Every subpath of both packages resolves to its own types under `moduleResolution` `node10`
+ * (through `typesVersions`), `node16` and `bundler`.
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
@@ -116,15 +118,11 @@ describe('a consumer type-checking an app against the installed mediahook', () =
         join(dir, 'tsconfig.json'),
         JSON.stringify({ compilerOptions: { ...options, noEmit: true }, files: ['app.ts'] }, null, 2),
       );
-      const checked = await exec(process.execPath, [TSC, '-p', dir, '--listFilesOnly'], { cwd: dir });
+      const checked = await tsc(dir, ['--listFilesOnly']);
       // The framework packages are not there, and nothing asked for them.
-      expect(checked.stdout).not.toMatch(/node_modules\/(express|fastify|hono|@types\/express)\//);
-      expect(checked.stdout).toContain('node_modules/mediahook/dist/index.d.ts');
-      const result = await exec(process.execPath, [TSC, '-p', dir], { cwd: dir }).then(
-        () => '',
-        (error: { stdout?: string }) => error.stdout ?? String(error),
-      );
-      expect(result).toBe('');
+      expect(checked.output).not.toMatch(/node_modules\/(express|fastify|hono|@types\/express)\//);
+      expect(checked.output).toContain('node_modules/mediahook/dist/index.d.ts');
+      expect(await tsc(dir, [])).toEqual({ ok: true, output: '' });
     },
   );
 
@@ -141,3 +139,66 @@ describe('a consumer type-checking an app against the installed mediahook', () =
     }
   });
 });
+
+/** Each subpath of a package, with the types file its `exports` names for it. */
+async function subpathsOf(project: string, name: string): Promise<{ specifier: string; types: string }[]> {
+  const manifest = JSON.parse(
+    await readFile(join(project, 'node_modules', name, 'package.json'), 'utf8'),
+  ) as {
+    exports: Record<string, string | { types: string }>;
+  };
+  return Object.entries(manifest.exports).flatMap(([subpath, target]) =>
+    typeof target === 'object'
+      ? [
+          {
+            specifier: subpath === '.' ? name : `${name}/${subpath.slice(2)}`,
+            types: join('node_modules', name, target.types),
+          },
+        ]
+      : [],
+  );
+}
+
+const RESOLUTIONS: Record<string, Record<string, unknown>> = {
+  node10: { module: 'commonjs', moduleResolution: 'node10' },
+  node16: { module: 'node16', moduleResolution: 'node16' },
+  bundler: { module: 'esnext', moduleResolution: 'bundler' },
+};
+
+describe('a consumer importing every subpath of both installed packages', () => {
+  it.each(Object.entries(RESOLUTIONS))(
+    'resolves each to its types with moduleResolution %s',
+    { timeout: 10 * 60_000 },
+    async (resolution, options) => {
+      const installed = await installedProject('operator');
+      const entries = [
+        ...(await subpathsOf(installed, 'mediahook')),
+        ...(await subpathsOf(installed, '@mediahook/server')),
+      ];
+      const dir = await tempDir();
+      await symlink(join(installed, 'node_modules'), join(dir, 'node_modules'), 'dir');
+      await writeFile(
+        join(dir, 'package.json'),
+        JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+      );
+      const app = entries.map(({ specifier }, i) => `import * as entry${i} from '${specifier}';`);
+      app.push(`export const entries = [${entries.map((_, i) => `entry${i}`).join(', ')}];`);
+      await writeFile(join(dir, 'app.ts'), `${app.join('\n')}\n`);
+      const compilerOptions = { ...options, target: 'es2022', strict: true, types: ['node'], noEmit: true };
+      await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['app.ts'] }));
+      // Each specifier leads to the declaration file its package's `exports` names.
+      const listed = (await tsc(dir, ['--listFilesOnly'])).output;
+      for (const { specifier, types } of entries)
+        expect(listed, `${resolution}: ${specifier}`).toContain(types);
+      expect(await tsc(dir, []), resolution).toEqual({ ok: true, output: '' });
+    },
+  );
+});
+
+/** Runs the repository's tsc on the project in `dir`. */
+async function tsc(dir: string, args: string[]): Promise<{ ok: boolean; output: string }> {
+  return exec(process.execPath, [TSC, '-p', dir, ...args], { cwd: dir, maxBuffer: 16 * 1024 * 1024 }).then(
+    ({ stdout }) => ({ ok: true, output: stdout }),
+    (error: { stdout?: string }) => ({ ok: false, output: error.stdout ?? String(error) }),
+  );
+}

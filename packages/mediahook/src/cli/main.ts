@@ -1,9 +1,10 @@
 import { version } from '../protocol/version.ts';
 import { type CliIo, type CommandEntry, processIo, UsageError } from './command.ts';
 import { COMMANDS } from './commands.ts';
-import { MissingPackageError } from './server-commands.ts';
+import { describedCommands, MissingPackageError } from './server-commands.ts';
 
-function mainUsage(commands: readonly CommandEntry[]): string {
+async function mainUsage(listed: readonly CommandEntry[]): Promise<string> {
+  const commands = await describedCommands(listed);
   const width = Math.max(...commands.map((command) => command.name.length));
   const lines = commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
   return [
@@ -51,11 +52,11 @@ export async function main(
 ): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined) {
-    io.stderr.write(mainUsage(commands));
+    io.stderr.write(await mainUsage(commands));
     return 2;
   }
   if (first === '--help' || first === '-h') {
-    io.stdout.write(mainUsage(commands));
+    io.stdout.write(await mainUsage(commands));
     return 0;
   }
   if (first === '--version') {
@@ -65,7 +66,7 @@ export async function main(
   if (first === 'help') {
     const topic = rest[0];
     if (topic === undefined) {
-      io.stdout.write(mainUsage(commands));
+      io.stdout.write(await mainUsage(commands));
       return 0;
     }
     const command = commands.find((candidate) => candidate.name === topic);

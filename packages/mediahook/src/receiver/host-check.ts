@@ -52,7 +52,7 @@ export function classifyHost(value: string): HostName {
 }
 
 /** The names a server answers to besides IP literals and loopback names; see `allowedHostsOf`. */
-export interface AllowedHosts {
+interface AllowedHosts {
   /** `*` was given: every Host is answered. */
   readonly any: boolean;
   readonly names: ReadonlySet<string>;

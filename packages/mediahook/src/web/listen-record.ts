@@ -2,7 +2,7 @@ import type { Receipt } from '../receiver/index.ts';
 import type { ForwardRecord, ListenOutcome } from './keeping-receiver.ts';
 
 /** One line of `mediahook listen --json`; field names are fixed (docs/cli.md, listen). */
-export type ListenRecord =
+type ListenRecord =
   | {
       event: 'success';
       family: string;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /** What a page of ours may load besides its own inline script and style. */
-export interface PageSources {
+interface PageSources {
   /** Sources of <img> and <video> (`'self'`, `blob:`). */
   media: readonly string[];
 }

@@ -10,7 +10,6 @@ import { builtInGenerator } from '../service/generators/index.ts';
 import { createApiServer } from '../service/api-http-server.ts';
 import { createService } from '../service/service.ts';
 import type { OperationResource } from '../store/index.ts';
-import { hostHint, oncePerHost } from 'mediahook/web';
 import {
   allowedHostFlags,
   allowOriginFlags,
@@ -19,12 +18,14 @@ import {
   createListenServer,
   durationFlag,
   escapeControls,
+  hostHint,
   listenLineOf,
+  oncePerHost,
   parseCommandArgs,
   portFlag,
   untilSignal,
   UsageError,
-} from 'mediahook/cli';
+} from 'mediahook/internal';
 import { checkBeforeStart } from './start-checks.ts';
 
 const USAGE = `Usage: mediahook demo [--port 8080] [--receiver-port 9000] [--data DIR] [--blobs DIR|s3://…] [--exit] [--timeout 2m]

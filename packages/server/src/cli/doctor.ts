@@ -1,4 +1,4 @@
-import { type CliIo, type Command, parseCommandArgs, UsageError } from 'mediahook/cli';
+import { type CliIo, type Command, parseCommandArgs, UsageError } from 'mediahook/internal';
 import { SERVE_FLAG_OPTIONS } from './serve.ts';
 import { servicePlan } from './service-flags.ts';
 import { closeOpened, runChecks } from './start-checks.ts';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { createApiKey, keyView, parseKeyLifetime } from '../service/clients/api-keys.ts';
 import type { Store } from '../store/index.ts';
-import { type CliIo, type Command, parseCommandArgs, UsageError } from 'mediahook/cli';
+import { type CliIo, type Command, parseCommandArgs, UsageError } from 'mediahook/internal';
 import { dbFlag } from './service-flags.ts';
 import { checkBeforeStart } from './start-checks.ts';
 

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { secretFlags, UsageError } from 'mediahook/cli';
+import { secretFlags, UsageError } from 'mediahook/internal';
 
 /** The flags that carry these, for `parseCommandArgs`. */
 export const SECRET_FLAG_OPTIONS = {

@@ -13,7 +13,7 @@ import {
   sizeFlag,
   untilSignal,
   UsageError,
-} from 'mediahook/cli';
+} from 'mediahook/internal';
 import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
 
 const USAGE = `Usage: mediahook serve [options]

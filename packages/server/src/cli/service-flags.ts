@@ -7,7 +7,7 @@ import { builtInGenerator, commandGenerator, limitConcurrency } from '../service
 import type { Store } from '../store/index.ts';
 import { parseDbLocation } from '../store/open-store.ts';
 import { checkBeforeStart, type StartPlan } from './start-checks.ts';
-import { type CliIo, durationFlag, parseDurationList, sizeFlag, UsageError } from 'mediahook/cli';
+import { type CliIo, durationFlag, parseDurationList, sizeFlag, UsageError } from 'mediahook/internal';
 import {
   defaultSecretsOf,
   SECRET_FLAG_OPTIONS,

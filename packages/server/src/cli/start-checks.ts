@@ -11,7 +11,7 @@ import { type BlobStore, openBlobStore, probeBlobStore } from '../delivery/index
 import { FFMPEG_PATH_ENV, ffmpegBinary } from '../service/generators/index.ts';
 import { isStoreError, type Store, type StoreOptions } from '../store/index.ts';
 import { openStore, parseDbLocation } from '../store/open-store.ts';
-import { type CliIo, escapeControls, UsageError } from 'mediahook/cli';
+import { type CliIo, escapeControls, UsageError } from 'mediahook/internal';
 
 /** Every check shares this budget: a command that cannot start says so within 15 s. */
 const CHECKS_BUDGET_MS = 12_000;

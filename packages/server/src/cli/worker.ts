@@ -1,5 +1,5 @@
 import { createService } from '../service/service.ts';
-import { type CliIo, type Command, parseCommandArgs, untilSignal, UsageError } from 'mediahook/cli';
+import { type CliIo, type Command, parseCommandArgs, untilSignal, UsageError } from 'mediahook/internal';
 import { storeNamed } from './secret-sources.ts';
 import { SERVICE_FLAG_OPTIONS, SERVICE_FLAG_USAGE, serviceOptionsOf, serviceSetup } from './service-flags.ts';
 

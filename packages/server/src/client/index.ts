@@ -16,28 +16,14 @@
  */
 export { MediahookApiError } from './api-error.ts';
 export type {
-  ApiKey,
-  Attempt,
-  CallbackState,
-  CircuitState,
-  CreatedKey,
   CreateKey,
   CreateOperation,
   Endpoint,
-  EndpointHealth,
   EndpointHealthList,
-  Family,
-  KeyList,
   ListOperationsQuery,
   Operation,
-  OperationKind,
   OperationList,
-  OperationState,
-  Recovered,
   Stats,
-  StatsBucket,
-  StatsWindow,
-  WebhookSecret,
 } from './api-types.ts';
 export {
   type ClientOptions,
@@ -45,4 +31,3 @@ export {
   type MediahookClient,
   type SubmitCallbackInput,
 } from './create-client.ts';
-export type { FileStream, SubmittedFile } from './multipart-body.ts';

@@ -9,7 +9,7 @@ import {
   secretKey,
   userAgent,
 } from 'mediahook/protocol';
-import { isTlsErrorCode } from 'mediahook/cli';
+import { isTlsErrorCode } from 'mediahook/internal';
 import { parseRetryAfter } from './retry-after.ts';
 import {
   checkWebhookUrl,
@@ -370,7 +370,7 @@ function answerOf(
 }
 
 /** A short, stable description of a failure without an answer: its class first. */
-export function describeNetworkError(error: unknown): string {
+function describeNetworkError(error: unknown): string {
   const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
   if (error instanceof undiciErrors.ConnectTimeoutError)
     return 'connect_timeout: no connection within the limit';

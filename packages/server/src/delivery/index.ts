@@ -3,17 +3,9 @@
  * that drains the durable outbox, the blob store of result files, and the SSRF guard.
  */
 export * from './blobs/index.ts';
-export {
-  type AttemptResult,
-  type AttemptVerdict,
-  CallbackSender,
-  type CallbackSenderOptions,
-  CANCELLED,
-  describeNetworkError,
-} from './callback-sender.ts';
-export { type CircuitPolicy, DEFAULT_CIRCUIT_POLICY } from '../store/index.ts';
+export { CallbackSender, type CallbackSenderOptions, CANCELLED } from './callback-sender.ts';
+export { type CircuitPolicy } from '../store/index.ts';
 export { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.ts';
-export { outgoingCallbackOf } from './outgoing-callback.ts';
 export { parseRetryAfter } from './retry-after.ts';
 export {
   DEFAULT_RETRY_POLICY,

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isProtocolError } from 'mediahook/protocol';
-import { answerOwedOn } from 'mediahook/web';
+import { answerOwedOn } from 'mediahook/internal';
 import { isDependencyFault } from '../faults/dependency-fault.ts';
 import { StoreError } from '../store/index.ts';
 import { SubmissionError } from './submission/submission-error.ts';

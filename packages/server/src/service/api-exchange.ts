@@ -3,7 +3,7 @@
  * parameters, each refused with an ApiError whose code is stable.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendRevalidated } from 'mediahook/web';
+import { sendRevalidated } from 'mediahook/internal';
 import { ApiError } from './api-error.ts';
 import { MAX_JSON_BYTES } from './request-validation.ts';
 

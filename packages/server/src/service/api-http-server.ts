@@ -5,7 +5,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import { allowHalfOpen } from 'mediahook/web';
+import { allowHalfOpen } from 'mediahook/internal';
 import { apiClientError, ApiError } from './api-error.ts';
 import { MAX_JSON_BYTES } from './request-validation.ts';
 

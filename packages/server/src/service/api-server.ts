@@ -10,7 +10,7 @@ import {
   hostNotAllowedMessage,
   oncePerHost,
   requestTargetOf,
-} from 'mediahook/web';
+} from 'mediahook/internal';
 import { requestHeadError } from './api-http-server.ts';
 import {
   ApiError,

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { originAllowed, originOf } from 'mediahook/web';
+import { originAllowed, originOf } from 'mediahook/internal';
 
 /** Methods that change nothing: the only ones another site's page may have a browser send. */
 const SAFE_METHODS = new Set(['GET', 'HEAD']);

@@ -2,7 +2,7 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { familiesCarrying, familyMediaProblem } from 'mediahook/protocol';
 import type { CreateOperation } from '../client/api-types.ts';
-import { checkWebhookUrl, isSsrfRefusedError, type SsrfPolicy } from '../delivery/index.ts';
+import { checkWebhookUrl, type SsrfPolicy, SsrfRefusedError } from '../delivery/index.ts';
 import type { KeyRole } from '../store/index.ts';
 import { ApiError } from './api-error.ts';
 import { CREATE_OPERATION_SCHEMA, RECOVER_SCHEMA } from './api-schemas.ts';
@@ -73,7 +73,7 @@ export function webhookUrlRefusal(text: string, policy: SsrfPolicy): string | un
     checkWebhookUrl(text, policy);
     return undefined;
   } catch (error) {
-    if (!isSsrfRefusedError(error)) throw error;
+    if (!(error instanceof SsrfRefusedError)) throw error;
     return `webhook_url is refused: ${error.message} (for local work, serve with --allow-private-urls)`;
   }
 }

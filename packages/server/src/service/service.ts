@@ -10,7 +10,7 @@ import {
   type RetryPolicy,
   type SsrfPolicy,
 } from '../delivery/index.ts';
-import type { BodyGuardOptions } from 'mediahook/web';
+import type { BodyGuardOptions } from 'mediahook/internal';
 import type { Store } from '../store/index.ts';
 import { createApiHandler } from './api-server.ts';
 import { ClientSecrets } from './clients/client-secrets.ts';

@@ -317,7 +317,7 @@ export interface OutboxStore {
 }
 
 /** Receiver circuits, one per `host:port`. */
-export interface CircuitStore {
+interface CircuitStore {
   getEndpoint(key: string): Promise<EndpointRecord>;
   /**
    * Receiver `key`'s circuit, as `getEndpoint` reads it, for `scope`: undefined for a client

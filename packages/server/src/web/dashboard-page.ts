@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { FAMILIES } from 'mediahook/protocol';
-import { pageHeaders, TEXT_SCRIPT, TEXT_STYLE } from 'mediahook/web';
+import { pageHeaders, TEXT_SCRIPT, TEXT_STYLE } from 'mediahook/internal';
 import { CALLBACK_STATES, OPERATION_STATES } from '../store/schema.ts';
 
 /** A filter's choices: any, then each value (plain identifiers: nothing to escape). */

@@ -6,7 +6,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BodyGuardOptions } from 'mediahook/web';
+import type { BodyGuardOptions } from 'mediahook/internal';
 import { request } from 'undici';
 import type { BlobStore, SsrfPolicy } from '../../src/delivery/index.ts';
 import { createApiServer } from '../../src/service/api-http-server.ts';

@@ -17,7 +17,7 @@ const FILE_MODE = 0o600;
 const DIR_MODE = 0o700;
 
 /** Files up to this size are read with blocking calls by default (see `blockingReadMaxBytes`). */
-export const DEFAULT_BLOCKING_READ_MAX_BYTES = 1024 * 1024;
+const DEFAULT_BLOCKING_READ_MAX_BYTES = 1024 * 1024;
 
 /** The whole file, read with blocking calls, or null when it is larger than `limit`. */
 function readNow(path: string, limit: number, allocate: AllocateBuffer): Buffer | null {

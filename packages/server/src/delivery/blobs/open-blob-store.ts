@@ -7,7 +7,7 @@ import { S3BlobStore } from './s3-blob-store.ts';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
-export interface OpenBlobStoreOptions {
+interface OpenBlobStoreOptions {
   /** The data directory: a directory store defaults to `DATA/results`. */
   dataDir: string;
   /** The store's `--db`: `postgres` keeps files in that database (and its `schema`). */

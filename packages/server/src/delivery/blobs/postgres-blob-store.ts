@@ -8,7 +8,7 @@ const CHUNK_BYTES = 1024 * 1024;
 const CHUNKS_PER_READ = 2;
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
 
-export interface PostgresBlobStoreOptions {
+interface PostgresBlobStoreOptions {
   /** `postgres://user@host:5432/db`: the store's own database. */
   connectionString: string;
   /** The schema of the store's tables (`public` by default); the blob tables go beside them. */

@@ -32,7 +32,7 @@ async function loadSdk(): Promise<{ s3: S3Sdk; storage: StorageSdk }> {
 }
 
 /** Where in S3 the files go: `s3://BUCKET/PREFIX`. */
-export function parseS3Location(url: string): { bucket: string; prefix: string } {
+function parseS3Location(url: string): { bucket: string; prefix: string } {
   const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
   if (!match) throw new BlobStoreError('blobs_invalid', `not an s3://BUCKET/PREFIX location: ${url}`);
   const path = (match[2] ?? '').replace(/^\/+|\/+$/g, '');
@@ -42,7 +42,7 @@ export function parseS3Location(url: string): { bucket: string; prefix: string }
   return { bucket: match[1]!, prefix: path === '' ? '' : `${path}/` };
 }
 
-export interface S3BlobStoreOptions {
+interface S3BlobStoreOptions {
   /** Used instead of `AWS_ENDPOINT_URL` (`AWS_ENDPOINT_URL_S3`); path-style addressing then. */
   endpoint?: string;
   /** Used instead of `AWS_REGION`; `us-east-1` when neither is set but an endpoint is. */

@@ -106,7 +106,7 @@ function dialerOf(connect: GuardedConnectorOptions['connect']): Connector {
  * @example
  * const client = new Client('https://hooks.example.com', { connect: createGuardedConnector({}) });
  */
-export function createGuardedConnector(policy: SsrfPolicy, options: GuardedConnectorOptions = {}): Connector {
+function createGuardedConnector(policy: SsrfPolicy, options: GuardedConnectorOptions = {}): Connector {
   validateSsrfPolicy(policy);
   const dial = dialerOf(options.connect);
   const resolveOptions =

@@ -40,9 +40,9 @@ export const systemResolver: Resolver = (hostname, { family = 0, hints }) =>
   dnsLookup(hostname, hints === undefined ? { all: true, family } : { all: true, family, hints });
 
 /** How long a resolution may take, by default: undici's connect timeout only starts at the dial. */
-export const DEFAULT_RESOLVE_TIMEOUT_MS = 10_000;
+const DEFAULT_RESOLVE_TIMEOUT_MS = 10_000;
 
-export interface GuardedResolveOptions extends ResolveOptions {
+interface GuardedResolveOptions extends ResolveOptions {
   readonly resolver?: Resolver | undefined;
   /** Milliseconds before the resolution fails with `ETIMEOUT`; default 10 s. */
   readonly timeout?: number | undefined;

@@ -4,38 +4,23 @@
  * address actually dialled. Depends on nothing else of mediahook.
  */
 
+export { type AddressCategory, classifyAddress, embeddedIpv4 } from './address-classifier.ts';
 export {
-  ADDRESS_CATEGORIES,
-  type AddressCategory,
-  type AddressClassification,
-  classifyAddress,
-  embeddedIpv4,
-  type Ipv4Embedding,
-} from './address-classifier.ts';
-export {
-  type ConnectOptions,
   type Connector,
   createGuardedAgent,
-  createGuardedConnector,
   type GuardedAgentOptions,
   type GuardedConnectorOptions,
 } from './guarded-agent.ts';
 export {
   createGuardedLookup,
-  DEFAULT_RESOLVE_TIMEOUT_MS,
-  type GuardedResolveOptions,
   type ResolvedAddress,
-  type ResolveOptions,
   type Resolver,
   resolveAllowedAddresses,
   systemResolver,
 } from './guarded-lookup.ts';
 export {
-  type Cidr,
   cidrContains,
-  formatCidr,
   formatIpAddress,
-  type IpAddress,
   parseCidr,
   parseHostAddress,
   parseIpAddress,
@@ -43,23 +28,6 @@ export {
   parseIpv6,
   parseStrictIpv4,
 } from './ip-address.ts';
-export {
-  findSsrfRefusal,
-  isSsrfRefusedError,
-  SSRF_REFUSAL_CODES,
-  type SsrfRefusalCode,
-  type SsrfRefusalDetails,
-  SsrfRefusedError,
-} from './ssrf-error.ts';
-export {
-  type AddressVerdict,
-  allowListEntryForHostname,
-  assertAddressAllowed,
-  describeRefusal,
-  judgeAddress,
-  normalizeHostname,
-  PRIVATE_CATEGORIES,
-  type SsrfPolicy,
-  validateSsrfPolicy,
-} from './ssrf-policy.ts';
-export { checkWebhookUrl, WEBHOOK_SCHEMES } from './url-policy.ts';
+export { findSsrfRefusal, type SsrfRefusalCode, SsrfRefusedError } from './ssrf-error.ts';
+export { judgeAddress, type SsrfPolicy, validateSsrfPolicy } from './ssrf-policy.ts';
+export { checkWebhookUrl } from './url-policy.ts';

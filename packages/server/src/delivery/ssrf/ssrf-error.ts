@@ -20,7 +20,7 @@ export const SSRF_REFUSAL_CODES = [
 export type SsrfRefusalCode = (typeof SSRF_REFUSAL_CODES)[number];
 
 /** What the guard looked at when it refused, for logs and for the attempt record. */
-export interface SsrfRefusalDetails {
+interface SsrfRefusalDetails {
   /** The host name of the URL or of the connection, when there is one. */
   readonly hostname?: string | undefined;
   /** The address that was refused (canonical text). */
@@ -56,10 +56,6 @@ export class SsrfRefusedError extends Error {
     this.address = details.address;
     this.category = details.category;
   }
-}
-
-export function isSsrfRefusedError(value: unknown): value is SsrfRefusedError {
-  return value instanceof SsrfRefusedError;
 }
 
 /**

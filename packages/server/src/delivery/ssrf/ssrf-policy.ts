@@ -48,7 +48,7 @@ export interface SsrfPolicy {
 }
 
 /** The categories `allowPrivate` opens. */
-export const PRIVATE_CATEGORIES: readonly AddressCategory[] = [
+const PRIVATE_CATEGORIES: readonly AddressCategory[] = [
   'loopback',
   'unspecified',
   'private',
@@ -58,7 +58,7 @@ export const PRIVATE_CATEGORIES: readonly AddressCategory[] = [
 ];
 
 /** Why an address may be dialled: public, `allowPrivate`, or the allow-list entry that opened it. */
-export type AddressVerdict =
+type AddressVerdict =
   | { readonly allowed: true; readonly classification: AddressClassification; readonly by: string }
   | { readonly allowed: false; readonly classification: AddressClassification };
 
@@ -151,7 +151,7 @@ export function validateSsrfPolicy(policy: SsrfPolicy): void {
 }
 
 /** The allow-list entry that names this host (exactly or by wildcard), if any. */
-export function allowListEntryForHostname(policy: SsrfPolicy, hostname: string): string | undefined {
+function allowListEntryForHostname(policy: SsrfPolicy, hostname: string): string | undefined {
   const { names, suffixes } = compile(policy);
   const name = normalizeHostname(hostname);
   return names.get(name) ?? suffixes.find(({ suffix }) => name.endsWith(suffix))?.entry;
@@ -203,7 +203,7 @@ const CATEGORY_GLOSSES: Partial<Record<AddressCategory, string>> = {
 };
 
 /** The reason text of a refused address: what it is, which range decided, and what would open it. */
-export function describeRefusal(classification: AddressClassification, hostname?: string): string {
+function describeRefusal(classification: AddressClassification, hostname?: string): string {
   const { address, category, range, embedded } = classification;
   const what = CATEGORY_GLOSSES[category];
   const where = [what, embedded && `${embedded.form} ${embedded.ipv4}`, range && `in ${range}`]

@@ -8,7 +8,7 @@ import { SsrfRefusedError } from './ssrf-error.ts';
 import { assertAddressAllowed, judgeAddress, normalizeHostname, type SsrfPolicy } from './ssrf-policy.ts';
 
 /** The schemes a webhook may use. */
-export const WEBHOOK_SCHEMES: readonly string[] = ['http:', 'https:'];
+const WEBHOOK_SCHEMES: readonly string[] = ['http:', 'https:'];
 
 /**
  * Names that always mean this machine: `localhost` and its subdomains (RFC 6761), which

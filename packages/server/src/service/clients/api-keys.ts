@@ -3,7 +3,7 @@
  * or expired key is refused by every process within `cacheMs`), and the caller each names.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { parseDuration } from 'mediahook/cli';
+import { parseDuration } from 'mediahook/internal';
 import {
   ALL_CLIENTS,
   type ApiKeyRecord,

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { DEFAULT_LIMITS } from 'mediahook/protocol';
-import { type BodyGuardOptions, bodyGuardsOf, failableBody, watchBody } from 'mediahook/web';
+import { type BodyGuardOptions, bodyGuardsOf, failableBody, watchBody } from 'mediahook/internal';
 import { ApiError } from '../api-error.ts';
 
 /** Room for the text parts and the part headers beside the file (as a receiver allows). */

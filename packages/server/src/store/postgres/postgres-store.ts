@@ -16,7 +16,7 @@ import { WorkSignal, warnListenerError } from '../work-signal.ts';
 import { encodeWorkEvent, NotificationListener } from './notification-listener.ts';
 import { postgresDialect } from './postgres-dialect.ts';
 
-export interface PostgresStoreOptions extends StoreOptions {
+interface PostgresStoreOptions extends StoreOptions {
   /** `postgres://user@host:5432/db`. */
   connectionString: string;
   /** Where the tables live; created by `migrate()` when missing. `public` by default. */

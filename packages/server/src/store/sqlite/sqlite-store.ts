@@ -14,7 +14,7 @@ import { withStatementCache } from './statement-cache.ts';
 import { checkpointInThread, type WalCheckpointer } from './wal-checkpointer.ts';
 import { useWalMode } from './wal-mode.ts';
 
-export interface SqliteStoreOptions extends StoreOptions {
+interface SqliteStoreOptions extends StoreOptions {
   /** How long a write waits for another process's write lock before failing, in ms. */
   busyTimeoutMs?: number;
   /**
