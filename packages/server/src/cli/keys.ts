@@ -85,7 +85,7 @@ export const keysCommand: Command = {
       });
       io.stdout.write(values.json === true ? `${JSON.stringify(created)}\n` : `${created.key}\n`);
       io.stderr.write(
-        `mediahook keys: created ${created.key_id} (${created.role} of client ${created.client}); the key is shown only this once\n`,
+        `mediahook keys: created ${created.key_id} (${created.role === 'admin' ? 'an admin key' : 'a client key'} of ${created.client}); the key is shown only this once\n`,
       );
       return 0;
     } catch (error) {

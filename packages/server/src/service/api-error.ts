@@ -32,9 +32,10 @@ export function methodNotAllowed(method: string, path: string, allowed: readonly
 /** 401 with the challenge RFC 6750 §3 asks for; `invalid_token` when a key was given but is unknown. */
 export function unauthorized(keyGiven: boolean): ApiError {
   const challenge = keyGiven ? 'Bearer realm="mediahook", error="invalid_token"' : 'Bearer realm="mediahook"';
-  return new ApiError(401, 'unauthorized', 'an API key is required: Authorization: Bearer <key>', {
-    'www-authenticate': challenge,
-  });
+  const message = keyGiven
+    ? 'the API key is unknown, revoked or expired'
+    : 'an API key is required: Authorization: Bearer <key>';
+  return new ApiError(401, 'unauthorized', message, { 'www-authenticate': challenge });
 }
 
 /**
