@@ -68,7 +68,7 @@ beforeAll(async () => {
 describe('@mediahook/server without better-sqlite3 native module', () => {
   it.each([
     ['serve', '--port', '0', '--data', 'serve-data'],
-    ['keys', 'create', '--data', 'keys-data'],
+    ['keys', 'create', '--client', 'ops', '--data', 'keys-data'],
     ['worker', '--db', 'worker.sqlite'],
   ])('%s exits 1 with one line naming npm rebuild and --db postgres://', async (...args) => {
     const ran = await mediahook(project, args);

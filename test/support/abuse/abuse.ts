@@ -10,7 +10,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type AbuseCase, abuseCases } from './cases.ts';
 import { runDiskFaults, type DiskFigures } from './disk.ts';
-import { startListen } from './listen-process.ts';
+import { BOOKKEEPING, startListen } from './listen-process.ts';
 import { errorCode, postHead, rawRequest } from './raw-http.ts';
 import { runSlowloris, type SlowlorisFigures } from './slowloris.ts';
 import { tempDir } from '../processes.ts';
@@ -81,7 +81,7 @@ export async function runAbuse(options: AbuseOptions): Promise<AbuseFigures> {
         `${slowloris.validSent - slowloris.accepted} valid callbacks were not accepted during slowloris`,
       );
     }
-    const names = (await readdir(out)).filter((name) => name !== '.mediahook');
+    const names = (await readdir(out)).filter((name) => !BOOKKEEPING.has(name));
     const expectedStoredFiles = cases.filter((c) => c.storedAs).length + slowloris.filesStored;
     if (names.length !== expectedStoredFiles) {
       failures.push(

@@ -8,7 +8,7 @@ import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeCallback } from '../../../packages/mediahook/src/protocol/index.ts';
 import { errorCode, postHead, rawRequest } from './raw-http.ts';
-import { type ListenProcess, startListen } from './listen-process.ts';
+import { BOOKKEEPING, type ListenProcess, startListen } from './listen-process.ts';
 
 export interface DiskFigures {
   answers: Record<string, string>;
@@ -44,7 +44,7 @@ export async function runDiskFaults(root: string): Promise<DiskFigures> {
     if (got !== want) failures.push(`${label}: expected ${want}, got ${got}`);
   };
   const leftovers = async (dir: string, allowed: number, label: string) => {
-    const names = (await readdir(dir)).filter((n) => n !== '.mediahook');
+    const names = (await readdir(dir)).filter((n) => !BOOKKEEPING.has(n));
     if (names.some((n) => n.endsWith('.part')) || names.length !== allowed) {
       failures.push(`${label}: the output directory holds ${names.join(', ') || 'nothing'}`);
     }

@@ -6,6 +6,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { BIN, type Cli, startCli, stopGently } from '../processes.ts';
 
+/** What listen keeps beside the stored files: its receipts and the raw requests it keeps for replay. */
+export const BOOKKEEPING: ReadonlySet<string> = new Set(['.mediahook', '.requests']);
+
 export interface ListenRecord {
   event: 'success' | 'error' | 'rejected';
   code?: string;

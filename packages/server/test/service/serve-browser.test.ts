@@ -144,7 +144,7 @@ describe('mediahook serve with an API key', () => {
     let serve: ServeProcess | undefined;
     try {
       const key = (await runCli(['keys', 'create', '--client', 'ci', '--data', dir])).stdout.trim();
-      serve = await startServeProcess(['--data', dir, '--no-worker']);
+      serve = await startServeProcess(['--data', dir, '--no-worker', '--allow-private-urls']);
       const body = { kind: 'image', family: 'A', prompt: 'x', webhook_url: 'http://127.0.0.1:9/x' };
       const bearer = { authorization: `Bearer ${key}` };
       for (const headers of [{}, bearer]) {
