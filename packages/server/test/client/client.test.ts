@@ -17,9 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createClient, MediahookApiError } from '../../src/client/index.ts';
 import { createApiServer } from '../../src/service/api-http-server.ts';
-import { apiKeyHash } from '../../src/service/clients/api-keys.ts';
 import { type RuntimeName, runtimeEnvironment, runtimeForTest } from '../../../../test/runtimes/tools.ts';
-import { listen, type RunningService, startService } from '../service/service-harness.ts';
+import { addAdminKey, listen, type RunningService, startService } from '../service/service-harness.ts';
 
 const RUN = fileURLToPath(new URL('fixtures/client-run.ts', import.meta.url));
 const HOOK = 'http://127.0.0.1:9/hook';
@@ -170,14 +169,7 @@ describe('the typed client', () => {
 
   it('sends its key as a Bearer token', async () => {
     const key = 'mh_client-test-key-0123456789';
-    await run.store.addApiKey({
-      client: 'default',
-      role: 'admin',
-      hash: apiKeyHash(key),
-      prefix: key.slice(0, 7),
-      label: null,
-      created_at: Date.now(),
-    });
+    await addAdminKey(run.store, key);
     const refused = await createClient({ baseUrl: url })
       .stats()
       .catch((error: unknown) => error);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyHash } from '../../src/service/clients/api-keys.ts';
 import { openStore } from '../../src/store/index.ts';
 import { runCli } from '../../../mediahook/test/cli/helpers.ts';
-import { type RunningService, startServeProcess, startService } from './service-harness.ts';
+import { addAdminKey, type RunningService, startServeProcess, startService } from './service-harness.ts';
 
 describe('API keys', () => {
   let data: string;
@@ -96,14 +96,7 @@ describe('API keys', () => {
     const key = 'mh_test-key-0123456789';
     beforeAll(async () => {
       run = await startService({ workers: false });
-      await run.store.addApiKey({
-        client: 'default',
-        role: 'admin',
-        hash: apiKeyHash(key),
-        prefix: key.slice(0, 7),
-        label: null,
-        created_at: Date.now(),
-      });
+      await addAdminKey(run.store, key);
     });
     afterAll(async () => {
       await run?.stop();

@@ -6,8 +6,7 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { apiKeyHash } from '../../src/service/clients/api-keys.ts';
-import { type RunningService, startService, waitForCallback } from './service-harness.ts';
+import { addAdminKey, type RunningService, startService, waitForCallback } from './service-harness.ts';
 
 const GOOD = { kind: 'image', family: 'A', prompt: 'p', webhook_url: 'http://127.0.0.1:9/x' };
 
@@ -165,14 +164,7 @@ describe('the service against requests from another site', () => {
     const keyed = await startService({ workers: false });
     onTestFinished(() => keyed.stop());
     const key = 'mh_test-key-0123456789';
-    await keyed.store.addApiKey({
-      client: 'default',
-      role: 'admin',
-      hash: apiKeyHash(key),
-      prefix: key.slice(0, 7),
-      label: null,
-      created_at: 0,
-    });
+    await addAdminKey(keyed.store, key);
     const bearer = { authorization: `Bearer ${key}` };
     for (const headers of [
       CROSS_SITE[0]!,

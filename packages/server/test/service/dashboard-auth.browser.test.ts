@@ -5,7 +5,6 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHash } from '../../src/service/clients/api-keys.ts';
 import {
   type ImageLike,
   launchChromium,
@@ -13,6 +12,7 @@ import {
   type VideoLike,
 } from '../../../mediahook/test/web/browser.ts';
 import {
+  addAdminKey,
   type RunningService,
   SECRET,
   startService,
@@ -32,14 +32,7 @@ describe.skipIf(skipBrowserTests)('the dashboard with an API key', () => {
   beforeAll(async () => {
     receiving = await startTempReceiving(SECRET);
     run = await startService();
-    await run.store.addApiKey({
-      client: 'default',
-      role: 'admin',
-      hash: apiKeyHash(KEY),
-      prefix: KEY.slice(0, 7),
-      label: null,
-      created_at: 0,
-    });
+    await addAdminKey(run.store, KEY);
     browser = await launchChromium();
     page = await browser.newPage();
   }, 60_000);

@@ -12,6 +12,7 @@ import type { BlobStore, SsrfPolicy } from '../../src/delivery/index.ts';
 import { createApiServer } from '../../src/service/api-http-server.ts';
 import { builtInGenerator, type Generator } from '../../src/service/generators/index.ts';
 import { type Logger, silentLogger } from '../../src/service/json-log.ts';
+import { apiKeyHash } from '../../src/service/clients/api-keys.ts';
 import { createService, type Service } from '../../src/service/service.ts';
 import { ALL_CLIENTS, type OperationResource, openStore, type Store } from '../../src/store/index.ts';
 import { BIN } from '../../../mediahook/test/cli/helpers.ts';
@@ -24,6 +25,18 @@ export {
   startTempReceiving,
   type TempReceiving,
 } from '../../../mediahook/test/web/listen-harness.ts';
+
+/** Records `key` as an admin key of client `default`: a key the test knows before it asks. */
+export async function addAdminKey(store: Store, key: string): Promise<void> {
+  await store.addApiKey({
+    client: 'default',
+    role: 'admin',
+    hash: apiKeyHash(key),
+    prefix: key.slice(0, 7),
+    label: null,
+    created_at: Date.now(),
+  });
+}
 
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
